@@ -1,0 +1,22 @@
+// Small command-line helpers shared by the pgmate subcommands.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace pgmate::cli {
+
+// A usage mistake: main() prints it with the command's usage line and exits 2.
+class UsageError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Parses a whole non-negative number or throws UsageError naming the option.
+int parse_count(const std::string& text, const std::string& option, int min, int max);
+
+// Joins arguments with single spaces (a FEN may arrive unquoted, split into fields).
+std::string join(const std::vector<std::string>& parts, size_t begin, size_t end);
+
+}  // namespace pgmate::cli

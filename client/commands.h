@@ -1,0 +1,16 @@
+// The pgmate subcommands. Each takes the arguments after its name and returns the
+// process exit code (0 ok, 1 a check failed, 2 bad input).
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace pgmate::cli {
+
+int perft_command(const std::vector<std::string>& args);
+int moves_command(const std::vector<std::string>& args);
+
+extern const char* const kPerftUsage;
+extern const char* const kMovesUsage;
+
+}  // namespace pgmate::cli

@@ -1,0 +1,46 @@
+// pgmate: the command-line front end (perft, moves; later selfplay, import, arena).
+#include <cstring>
+#include <iostream>
+
+#include "args.h"
+#include "chess/fen.h"
+#include "commands.h"
+
+namespace {
+
+void print_help(std::ostream& out) {
+  out << "usage: pgmate COMMAND [ARGS]\n\n"
+      << "commands:\n"
+      << "  " << pgmate::cli::kPerftUsage << "\n"
+      << "  " << pgmate::cli::kMovesUsage << "\n"
+      << "\nFEN may be given as one quoted argument or as separate fields; 'startpos' is the start position.\n";
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace pgmate::cli;
+  if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h") || !std::strcmp(argv[1], "help")) {
+    print_help(argc < 2 ? std::cerr : std::cout);
+    return argc < 2 ? 2 : 0;
+  }
+  const std::string command = argv[1];
+  const std::vector<std::string> args(argv + 2, argv + argc);
+  const char* usage = command == "perft" ? kPerftUsage : kMovesUsage;
+  try {
+    if (command == "perft") return perft_command(args);
+    if (command == "moves") return moves_command(args);
+    std::cerr << "pgmate: unknown command \"" << command << "\"\n";
+    print_help(std::cerr);
+    return 2;
+  } catch (const UsageError& e) {
+    std::cerr << "pgmate " << command << ": " << e.what() << "\nusage: " << usage << "\n";
+    return 2;
+  } catch (const pgmate::chess::ParseError& e) {
+    std::cerr << "pgmate " << command << ": " << e.what() << "\n";
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << "pgmate " << command << ": " << e.what() << "\n";
+    return 1;
+  }
+}

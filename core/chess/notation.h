@@ -1,0 +1,33 @@
+// UCI and SAN move notation.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "chess/fen.h"
+#include "chess/movegen.h"
+
+namespace pgmate::chess {
+
+// "e2e4", "e7e8q", "e1g1" (castling as the king's move).
+std::string to_uci(Move m);
+
+// Parses UCI text and returns the matching legal move of `b`; throws ParseError naming
+// the text when it is malformed or not legal here.
+Move parse_uci(const Board& b, std::string_view text);
+
+// Syntax-only UCI parse (no board): from, to and promotion piece. The kind is kNormal or
+// kPromotion; use parse_uci with a board to get castling and en passant right.
+Move parse_uci_syntax(std::string_view text);
+
+// Standard Algebraic Notation with minimal disambiguation and '+'/'#'.
+std::string to_san(const Board& b, Move m);
+
+// Parses SAN for `b`. Tolerates common variants: 0-0 / 0-0-0, missing or extra '+'/'#',
+// annotations (!, ?), "e8Q" and "e8=Q", a leading 'P', "e.p.". Falls back to UCI text.
+Move parse_san(const Board& b, std::string_view text);
+
+// True when m is one of b's legal moves.
+bool is_legal(const Board& b, Move m);
+
+}  // namespace pgmate::chess

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Installs every Debian package pgmate needs. Idempotent: safe to run again.
+# CUDA (nvcc) is not installed here: it is detected at /usr/local/cuda/bin when present.
+set -euo pipefail
+
+packages=(
+  build-essential cmake pkg-config git
+  clang libclang-rt-14-dev          # libFuzzer targets and sanitizers
+  postgresql-15 postgresql-server-dev-15 postgresql-common libpqxx-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
+  stockfish                         # perft oracle and speed peer (/usr/games/stockfish)
+)
+torch_packages=(libtorch-dev)       # installed without recommends (pulls no CUDA stack)
+
+missing=()
+for p in "${packages[@]}" "${torch_packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "setup-deps: all packages present"
+  exit 0
+fi
+
+if [ "$(id -u)" -ne 0 ]; then
+  SUDO=sudo
+else
+  SUDO=
+fi
+echo "setup-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -q
+$SUDO apt-get install -y -q "${packages[@]}"
+$SUDO apt-get install -y -q --no-install-recommends "${torch_packages[@]}"
