@@ -4,7 +4,7 @@
 set -euo pipefail
 
 packages=(
-  build-essential cmake pkg-config git
+  build-essential cmake pkg-config git python3
   clang libclang-rt-14-dev          # libFuzzer targets and sanitizers
   postgresql-15 postgresql-server-dev-15 postgresql-common libpqxx-dev
   libgtest-dev libgmock-dev libbenchmark-dev

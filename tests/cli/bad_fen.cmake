@@ -1,0 +1,20 @@
+# Bad input: message on stderr naming the problem, exit code 2, nothing on stdout.
+foreach(cmd "moves;rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNX w KQkq - 0 1"
+            "perft;8/8/8/8/8/8/8/8 w - - 0 1;2"
+            "perft;startpos;deep")
+  execute_process(COMMAND ${PGMATE} ${cmd} OUTPUT_VARIABLE out ERROR_VARIABLE err RESULT_VARIABLE rc)
+  if(NOT rc EQUAL 2)
+    message(FATAL_ERROR "pgmate ${cmd}: expected exit 2, got ${rc}; stderr: ${err}")
+  endif()
+  if(NOT out STREQUAL "" OR err STREQUAL "")
+    message(FATAL_ERROR "pgmate ${cmd}: expected only stderr output; stdout: ${out}; stderr: ${err}")
+  endif()
+endforeach()
+execute_process(COMMAND ${PGMATE} moves "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNX w KQkq - 0 1" ERROR_VARIABLE err)
+if(NOT err MATCHES "'X' at offset 42")
+  message(FATAL_ERROR "stderr does not name the bad character: ${err}")
+endif()
+execute_process(COMMAND ${PGMATE} moves startpos OUTPUT_VARIABLE out RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0 OR NOT out MATCHES "g1f3 Nf3\n" OR NOT out MATCHES "20 legal moves")
+  message(FATAL_ERROR "pgmate moves startpos: ${out}")
+endif()

@@ -1,0 +1,39 @@
+// The per-thread CUDA perft must match the CPU counts (runs only where a GPU exists).
+#include <gtest/gtest.h>
+
+#include "chess/fen.h"
+#include "chess/movegen.h"
+#include "cuda/perft_kernel.h"
+
+namespace pgmate::chess {
+namespace {
+
+TEST(CudaPerft, MatchesCpuOnStandardPositionsAndTheirChildren) {
+  std::string why;
+  if (!gpu::cuda_device_available(&why)) GTEST_SKIP() << "skipped: " << why;
+  std::vector<Board> boards;
+  for (const char* fen : {"startpos", "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1",
+                          "8/2p5/3p4/KP5r/1R3p1k/8/4P1P1/8 w - - 0 1",
+                          "r3k2r/Pppp1ppp/1b3nbN/nP6/BBP1P3/q4N2/Pp1P2PP/R2Q1RK1 w kq - 0 1",
+                          "rnbq1k1r/pp1Pbppp/2p5/8/2B5/8/PPP1NnPP/RNBQK2R w KQ - 1 8",
+                          "r4rk1/1pp1qppp/p1np1n2/2b1p1B1/2B1P1b1/P1NP1N2/1PP1QPPP/R4RK1 w - - 0 10"}) {
+    const Board root = parse_fen(fen);
+    boards.push_back(root);
+    MoveList list;
+    legal_moves(root, list);
+    for (Move m : list) {
+      Board child = root;
+      child.play(m);
+      boards.push_back(child);
+    }
+  }
+  for (int depth = 1; depth <= 3; ++depth) {
+    const auto gpu_counts = gpu::perft_batch(boards, depth);
+    ASSERT_EQ(gpu_counts.size(), boards.size());
+    for (size_t i = 0; i < boards.size(); ++i)
+      ASSERT_EQ(gpu_counts[i], perft(boards[i], depth)) << to_fen(boards[i]) << " depth " << depth;
+  }
+}
+
+}  // namespace
+}  // namespace pgmate::chess
