@@ -3,6 +3,7 @@
 // Host code reads precomputed tables (sliders through PEXT or magic multiplication,
 // chosen at build time by PGMATE_USE_PEXT). Device code computes the same sets without
 // tables (shifts and hyperbola quintessence), so the move generator above it is one source.
+// Defining PGMATE_TABLE_FREE_ATTACKS gives the device path on the host, for tests.
 #pragma once
 
 #include "chess/types.h"
@@ -91,34 +92,61 @@ extern Bitboard line[64][64];     // whole line through two aligned squares, els
 extern Bitboard between[64][64];  // squares strictly between, plus the second square
 }  // namespace tables
 
+// ---- Table-free attacks (the device path; also built on the host by tests) ----
+#if defined(__CUDA_ARCH__) || defined(PGMATE_TABLE_FREE_ATTACKS)
+#define PGMATE_ATTACKS_FROM_TABLES 0
+#else
+#define PGMATE_ATTACKS_FROM_TABLES 1
+#endif
+
+namespace table_free {
+PGMATE_HD PGMATE_FORCEINLINE Bitboard reverse_bits(Bitboard b) {
 #if defined(__CUDA_ARCH__)
-namespace device {
+  return __brevll(b);
+#else
+  b = ((b >> 1) & 0x5555555555555555ULL) | ((b & 0x5555555555555555ULL) << 1);
+  b = ((b >> 2) & 0x3333333333333333ULL) | ((b & 0x3333333333333333ULL) << 2);
+  b = ((b >> 4) & 0x0F0F0F0F0F0F0F0FULL) | ((b & 0x0F0F0F0F0F0F0F0FULL) << 4);
+  return __builtin_bswap64(b);
+#endif
+}
 // Attacks along one line `mask` (which contains s) from s, by hyperbola quintessence.
-__device__ __forceinline__ Bitboard line_attacks(Square s, Bitboard occ, Bitboard mask) {
+PGMATE_HD PGMATE_FORCEINLINE Bitboard line_attacks(Square s, Bitboard occ, Bitboard mask) {
   Bitboard o = occ & mask, r = bb(s);
   Bitboard forward = o - 2 * r;
-  Bitboard reverse = __brevll(__brevll(o) - 2 * __brevll(r));
+  Bitboard reverse = reverse_bits(reverse_bits(o) - 2 * reverse_bits(r));
   return (forward ^ reverse) & mask;
 }
-__device__ __forceinline__ Bitboard file_mask(Square s) { return kFileA << file_of(s); }
-__device__ __forceinline__ Bitboard rank_mask(Square s) { return kRank1 << (8 * rank_of(s)); }
-__device__ __forceinline__ Bitboard diag_mask(Square s) {
+PGMATE_HD PGMATE_FORCEINLINE Bitboard file_mask(Square s) { return kFileA << file_of(s); }
+PGMATE_HD PGMATE_FORCEINLINE Bitboard rank_mask(Square s) { return kRank1 << (8 * rank_of(s)); }
+PGMATE_HD PGMATE_FORCEINLINE Bitboard diag_mask(Square s) {
   int d = file_of(s) - rank_of(s);  // a1-h8 direction
   Bitboard main = 0x8040201008040201ULL;
   return d >= 0 ? main >> (8 * d) : main << (-8 * d);
 }
-__device__ __forceinline__ Bitboard anti_mask(Square s) {
+PGMATE_HD PGMATE_FORCEINLINE Bitboard anti_mask(Square s) {
   int d = 7 - file_of(s) - rank_of(s);  // h1-a8 direction
   Bitboard anti = 0x0102040810204080ULL;
   return d >= 0 ? anti >> (8 * d) : anti << (-8 * d);
 }
-}  // namespace device
-#endif
+PGMATE_HD PGMATE_FORCEINLINE Bitboard rook_attacks(Square s, Bitboard occ) {
+  return line_attacks(s, occ, file_mask(s)) | line_attacks(s, occ, rank_mask(s));
+}
+PGMATE_HD PGMATE_FORCEINLINE Bitboard bishop_attacks(Square s, Bitboard occ) {
+  return line_attacks(s, occ, diag_mask(s)) | line_attacks(s, occ, anti_mask(s));
+}
+PGMATE_HD PGMATE_FORCEINLINE Bitboard between_and_target(Square a, Square b) {
+  Bitboard ra = rook_attacks(a, bb(b));
+  if (ra & bb(b)) return (ra & rook_attacks(b, bb(a))) | bb(b);
+  Bitboard da = bishop_attacks(a, bb(b));
+  if (da & bb(b)) return (da & bishop_attacks(b, bb(a))) | bb(b);
+  return bb(b);
+}
+}  // namespace table_free
 
 PGMATE_HD PGMATE_FORCEINLINE Bitboard rook_attacks(Square s, Bitboard occ) {
-#if defined(__CUDA_ARCH__)
-  return device::line_attacks(s, occ, device::file_mask(s)) |
-         device::line_attacks(s, occ, device::rank_mask(s));
+#if !PGMATE_ATTACKS_FROM_TABLES
+  return table_free::rook_attacks(s, occ);
 #else
   const tables::SliderEntry& e = tables::rook[s];
 #if defined(PGMATE_USE_PEXT)
@@ -130,9 +158,8 @@ PGMATE_HD PGMATE_FORCEINLINE Bitboard rook_attacks(Square s, Bitboard occ) {
 }
 
 PGMATE_HD PGMATE_FORCEINLINE Bitboard bishop_attacks(Square s, Bitboard occ) {
-#if defined(__CUDA_ARCH__)
-  return device::line_attacks(s, occ, device::diag_mask(s)) |
-         device::line_attacks(s, occ, device::anti_mask(s));
+#if !PGMATE_ATTACKS_FROM_TABLES
+  return table_free::bishop_attacks(s, occ);
 #else
   const tables::SliderEntry& e = tables::bishop[s];
 #if defined(PGMATE_USE_PEXT)
@@ -148,7 +175,7 @@ PGMATE_HD PGMATE_FORCEINLINE Bitboard queen_attacks(Square s, Bitboard occ) {
 }
 
 PGMATE_HD PGMATE_FORCEINLINE Bitboard knight_attacks(Square s) {
-#if defined(__CUDA_ARCH__)
+#if !PGMATE_ATTACKS_FROM_TABLES
   return knight_attacks_set(bb(s));
 #else
   return tables::knight[s];
@@ -156,7 +183,7 @@ PGMATE_HD PGMATE_FORCEINLINE Bitboard knight_attacks(Square s) {
 }
 
 PGMATE_HD PGMATE_FORCEINLINE Bitboard king_attacks(Square s) {
-#if defined(__CUDA_ARCH__)
+#if !PGMATE_ATTACKS_FROM_TABLES
   return king_attacks_set(bb(s));
 #else
   return tables::king[s];
@@ -164,7 +191,7 @@ PGMATE_HD PGMATE_FORCEINLINE Bitboard king_attacks(Square s) {
 }
 
 PGMATE_HD PGMATE_FORCEINLINE Bitboard pawn_attacks(Color c, Square s) {
-#if defined(__CUDA_ARCH__)
+#if !PGMATE_ATTACKS_FROM_TABLES
   return pawn_attacks_set(c, bb(s));
 #else
   return tables::pawn[c][s];
@@ -174,12 +201,8 @@ PGMATE_HD PGMATE_FORCEINLINE Bitboard pawn_attacks(Color c, Square s) {
 // Squares strictly between a and b plus b itself when they share a line; else just b.
 // (The set of squares that stop a check from a slider on b to a king on a.)
 PGMATE_HD PGMATE_FORCEINLINE Bitboard between_and_target(Square a, Square b) {
-#if defined(__CUDA_ARCH__)
-  Bitboard ra = rook_attacks(a, bb(b)), rb = rook_attacks(b, bb(a));
-  if (ra & bb(b)) return (ra & rb) | bb(b);
-  Bitboard da = bishop_attacks(a, bb(b)), db = bishop_attacks(b, bb(a));
-  if (da & bb(b)) return (da & db) | bb(b);
-  return bb(b);
+#if !PGMATE_ATTACKS_FROM_TABLES
+  return table_free::between_and_target(a, b);
 #else
   return tables::between[a][b];
 #endif

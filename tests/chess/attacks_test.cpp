@@ -20,6 +20,21 @@ TEST(Attacks, SlidersMatchRayWalkOnRandomOccupancies) {
   }
 }
 
+// The device path computes attacks without tables; it must give the same sets.
+TEST(Attacks, TableFreeMatchesTables) {
+  std::mt19937_64 rng(99);
+  for (int i = 0; i < 20000; ++i) {
+    Bitboard occ = (i & 1) ? (rng() & rng()) : (rng() | rng());
+    Square s = Square(rng() % 64), t = Square(rng() % 64);
+    ASSERT_EQ(table_free::rook_attacks(s, occ), rook_attacks(s, occ)) << s << " " << occ;
+    ASSERT_EQ(table_free::bishop_attacks(s, occ), bishop_attacks(s, occ)) << s << " " << occ;
+    ASSERT_EQ(table_free::between_and_target(s, t), between_and_target(s, t)) << s << " " << t;
+    ASSERT_EQ(knight_attacks_set(bb(s)), knight_attacks(s));
+    ASSERT_EQ(king_attacks_set(bb(s)), king_attacks(s));
+    ASSERT_EQ(pawn_attacks_set(kBlack, bb(s)), pawn_attacks(kBlack, s));
+  }
+}
+
 TEST(Attacks, LeapersCountsOnEmptyBoard) {
   // The geometric move totals of the SQL seed, done right.
   int knight = 0, king = 0;
