@@ -16,3 +16,10 @@ string(REGEX MATCH "[^\n]+$" last "${stripped}")
 if(NOT last STREQUAL "8902")
   message(FATAL_ERROR "last line should be 8902, got '${last}'")
 endif()
+
+# --threads splits the root moves; the count must not change.
+execute_process(COMMAND ${PGMATE} perft --threads 2 startpos 4 OUTPUT_VARIABLE out RESULT_VARIABLE rc)
+string(STRIP "${out}" out)
+if(NOT rc EQUAL 0 OR NOT out STREQUAL "197281")
+  message(FATAL_ERROR "pgmate perft --threads 2 startpos 4: '${out}' (exit ${rc})")
+endif()
