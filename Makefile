@@ -1,18 +1,49 @@
-# pgmate: convenience targets. CMake builds core, CLI, worker and tests (build/);
-# the PostgreSQL extension builds with PGXS on top of the same core sources.
+# pgmate's top-level Makefile.
 #
-#   make demo   set up, build, and show the main job
-#   make test   set up, build, and run every test (the CI entry point)
+# 1. The PostgreSQL extension, built the PGXS way: `make && make install && make installcheck`.
+# 2. Convenience targets; CMake builds core, CLI, worker and tests in build/:
+#      make demo   set up, build, and show the main job
+#      make test   set up, build, and run every test (the CI entry point)
 
-BUILD_DIR   ?= build
-FUZZ_DIR    ?= build/fuzz
-JOBS        ?= $(shell nproc)
+# ---------------------------------------------------------------- the extension (PGXS)
+EXTENSION   = pgmate
+EXT_VERSION = 0.1.0
+MODULE_big  = pgmate
+OBJS        = $(patsubst %.cpp,%.o,$(sort $(wildcard extension/*.cpp)) $(sort $(wildcard core/chess/*.cpp)))
+DATA_built  = pgmate--$(EXT_VERSION).sql
+REGRESS     = $(patsubst sql/%.sql,%,$(sort $(wildcard sql/*.sql)))
+REGRESS_OPTS = --inputdir=. --load-extension=pgmate
+EXTRA_CLEAN = results regression.diffs regression.out
+PG_CPPFLAGS = -Icore -Iextension
+PG_CXXFLAGS = -std=c++20 -Wno-register
+SHLIB_LINK  = -lstdc++
+# C++20 is beyond the JIT bitcode toolchain PostgreSQL was built with; the module is
+# fast native code anyway.
+override with_llvm = no
+
+PG_CONFIG ?= pg_config
+PGXS := $(wildcard $(shell $(PG_CONFIG) --pgxs 2>/dev/null))
+ifneq ($(PGXS),)
+include $(PGXS)
+# Same optimisation and slider-attack choice as the CMake build.
+override CXXFLAGS += -O3 $(shell grep -qw bmi2 /proc/cpuinfo 2>/dev/null && echo -mbmi2 -DPGMATE_USE_PEXT)
+else
+all:
+	@echo "PostgreSQL server headers not found: run 'make deps' first" >&2; exit 1
+endif
+.DEFAULT_GOAL := all
+
+pgmate--$(EXT_VERSION).sql: $(sort $(wildcard extension/sql/*.sql))
+	cat $^ > $@
+
+# ---------------------------------------------------------------- convenience targets
+BUILD_DIR    ?= build
+FUZZ_DIR     ?= build/fuzz
+JOBS         ?= $(shell nproc)
 FUZZ_SECONDS ?= 20
-CMAKE_FLAGS ?=
+CMAKE_FLAGS  ?=
 
-.PHONY: all deps configure build test test-unit test-long fuzz demo bench clean
-
-all: build
+.PHONY: deps configure build test test-unit test-sql test-long fuzz demo bench server-start server-stop distclean
 
 deps:
 	scripts/setup-deps.sh
@@ -25,14 +56,22 @@ configure: $(BUILD_DIR)/CMakeCache.txt
 build: configure
 	cmake --build $(BUILD_DIR) -j $(JOBS)
 
-# Everything CI runs: setup, build, unit and integration tests, bounded fuzzing.
+# Everything CI runs: setup, builds, unit and SQL tests, bounded fuzzing.
 test: deps
 	$(MAKE) build
 	$(MAKE) test-unit
+	$(MAKE) test-sql
 	$(MAKE) fuzz
 
 test-unit: build
 	cd $(BUILD_DIR) && ctest -LE long --output-on-failure -j $(JOBS)
+
+# The pg_regress suites against the project's own server (installs the extension).
+test-sql:
+	$(MAKE) all
+	$(MAKE) install
+	scripts/pg-server.sh start
+	eval "$$(scripts/pg-server.sh env)" && $(MAKE) installcheck || { cat regression.diffs 2>/dev/null | head -200; exit 1; }
 
 # Deep perft (depth 6 on the whole suite); not part of `make test`.
 test-long: build
@@ -51,5 +90,13 @@ demo: deps
 bench: build
 	bench/perft_vs_stockfish --pgmate $(BUILD_DIR)/bin/pgmate
 
-clean:
+server-start:
+	scripts/pg-server.sh start
+
+server-stop:
+	scripts/pg-server.sh stop
+
+distclean: clean
 	rm -rf $(BUILD_DIR)
+	-scripts/pg-server.sh stop
+	rm -rf .pgdata

@@ -59,8 +59,7 @@ bool is_legal(const Board& b, Move m) {
   return false;
 }
 
-Move parse_uci(const Board& b, std::string_view text) {
-  Move wanted = parse_uci_syntax(text);
+Move resolve_move(const Board& b, Move wanted) {
   MoveList list;
   legal_moves(b, list);
   for (Move m : list) {
@@ -74,10 +73,13 @@ Move parse_uci(const Board& b, std::string_view text) {
   if (wanted.kind() != kPromotion) {
     for (Move m : list)
       if (m.from() == wanted.from() && m.to() == wanted.to())
-        throw ParseError("illegal move " + quoted(text) + " in " + to_fen(b) + ": a promotion needs its piece, e.g. " + to_uci(m));
+        throw ParseError("illegal move " + quoted(to_uci(wanted)) + " in " + to_fen(b) +
+                         ": a promotion needs its piece, e.g. " + to_uci(m));
   }
-  throw ParseError("illegal move " + quoted(text) + " in " + to_fen(b));
+  throw ParseError("illegal move " + quoted(to_uci(wanted)) + " in " + to_fen(b));
 }
+
+Move parse_uci(const Board& b, std::string_view text) { return resolve_move(b, parse_uci_syntax(text)); }
 
 std::string to_san(const Board& b, Move m) {
   std::string s;

@@ -27,6 +27,16 @@ std::string to_san(const Board& b, Move m);
 // annotations (!, ?), "e8Q" and "e8=Q", a leading 'P', "e.p.". Falls back to UCI text.
 Move parse_san(const Board& b, std::string_view text);
 
+// The legal move of b with m's from, to and promotion piece (the kind is recognised
+// from the board: castling, en passant). Throws ParseError when there is none.
+Move resolve_move(const Board& b, Move m);
+
+// Drops the kind bits a board is needed to know (castling, en passant), keeping from,
+// to and the promotion: the board-free identity of a move, as stored by SQL.
+PGMATE_HD constexpr Move board_free(Move m) {
+  return m.kind() == kPromotion ? m : Move(m.from(), m.to());
+}
+
 // True when m is one of b's legal moves.
 bool is_legal(const Board& b, Move m);
 

@@ -1,0 +1,48 @@
+// Conversions between SQL values and core types. Every PostgreSQL call in here goes
+// through pg_call, so callers may hold C++ objects.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "chess/board.h"
+#include "chess/packed.h"
+#include "guard.h"
+
+namespace pgmate::pg {
+
+// board: the packed 32-byte form, passed by reference.
+constexpr int kBoardSize = 32;
+chess::Board board_from_datum(Datum d);
+Datum board_to_datum(const chess::Board& b);
+inline chess::Board board_arg(FunctionCallInfo fcinfo, int n) { return board_from_datum(PG_GETARG_DATUM(n)); }
+
+// move: 16 bits by value, in board-free form (see chess::board_free).
+chess::Move move_from_datum(Datum d);
+Datum move_to_datum(chess::Move m);
+inline chess::Move move_arg(FunctionCallInfo fcinfo, int n) { return move_from_datum(PG_GETARG_DATUM(n)); }
+
+std::string text_arg(FunctionCallInfo fcinfo, int n);
+Datum text_datum(std::string_view s);
+char* cstring_copy(std::string_view s);  // palloc'd, for type output functions
+
+// Square name argument ("e4"); throws 22P02 naming the text when it is not a square.
+chess::Square square_arg(FunctionCallInfo fcinfo, int n);
+
+// Piece as FEN letter ("N", "p").
+std::string piece_text(chess::Piece p);
+
+// Elements of a one-dimensional array argument of fixed-size elements (board[] or
+// move[]); NULL elements are an error naming their position.
+std::vector<Datum> array_elements(FunctionCallInfo fcinfo, int n, const char* what);
+
+// Builds a one-dimensional SQL array of the given element type.
+Datum make_array(const std::vector<Datum>& elements, Oid element_type);
+
+// Element type of the array a function returns, or of an array column of a result row
+// (so the extension never looks its own types up by name).
+Oid return_element_type(FunctionCallInfo fcinfo);
+Oid column_element_type(TupleDesc desc, int column);
+
+}  // namespace pgmate::pg

@@ -1,0 +1,56 @@
+#include <cstring>
+#include <new>
+
+#include "chess/fen.h"
+#include "guard.h"
+
+extern "C" {
+PG_MODULE_MAGIC;
+}
+
+namespace pgmate::pg {
+
+namespace {
+
+void copy_message(char* out, size_t size, const char* text) {
+  std::strncpy(out, text, size - 1);
+  out[size - 1] = '\0';
+}
+
+}  // namespace
+
+Datum run_guarded(Body body, FunctionCallInfo fcinfo) {
+  // Everything needed to report the error is copied into plain locals inside the catch
+  // blocks; ereport runs after them, when no C++ object is alive in this frame.
+  ErrorData* postgres_error = nullptr;
+  int sqlstate = 0;
+  char message[1024];
+  try {
+    return body(fcinfo);
+  } catch (const PgError& e) {
+    postgres_error = e.data();
+  } catch (const SqlError& e) {
+    sqlstate = e.sqlstate();
+    copy_message(message, sizeof message, e.what());
+  } catch (const chess::ParseError& e) {
+    sqlstate = ERRCODE_INVALID_TEXT_REPRESENTATION;
+    copy_message(message, sizeof message, e.what());
+  } catch (const std::bad_alloc&) {
+    sqlstate = ERRCODE_OUT_OF_MEMORY;
+    copy_message(message, sizeof message, "out of memory");
+  } catch (const std::invalid_argument& e) {
+    sqlstate = ERRCODE_INVALID_PARAMETER_VALUE;
+    copy_message(message, sizeof message, e.what());
+  } catch (const std::exception& e) {
+    sqlstate = ERRCODE_INTERNAL_ERROR;
+    copy_message(message, sizeof message, e.what());
+  } catch (...) {
+    sqlstate = ERRCODE_INTERNAL_ERROR;
+    copy_message(message, sizeof message, "unknown C++ exception");
+  }
+  if (postgres_error) ReThrowError(postgres_error);
+  ereport(ERROR, (errcode(sqlstate), errmsg("%s", message)));
+  pg_unreachable();
+}
+
+}  // namespace pgmate::pg

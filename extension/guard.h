@@ -1,0 +1,94 @@
+// The one guard around every SQL entry point, and the bridge for calling PostgreSQL
+// from C++.
+//
+// - C++ exceptions never cross into PostgreSQL: PGMATE_FUNCTION runs the body inside
+//   try/catch and raises ereport(ERROR) with a real SQLSTATE only after every C++ frame
+//   is gone (ParseError -> 22P02, bad_alloc -> 53200, SqlError -> its own code).
+// - PostgreSQL errors never longjmp over live C++ objects: C++ code calls PostgreSQL
+//   through pg_call(), which catches the error with PG_TRY and rethrows it as PgError;
+//   the guard re-raises the original error unchanged.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <utility>
+
+#include "pg_headers.h"
+
+namespace pgmate::pg {
+
+// A PostgreSQL error caught by pg_call, carried across C++ frames.
+class PgError : public std::exception {
+ public:
+  explicit PgError(ErrorData* data) : data_(data) {}
+  const char* what() const noexcept override { return data_->message ? data_->message : "PostgreSQL error"; }
+  ErrorData* data() const { return data_; }
+
+ private:
+  ErrorData* data_;
+};
+
+// An error raised by extension code with its SQLSTATE (ERRCODE_... value).
+class SqlError : public std::runtime_error {
+ public:
+  SqlError(int sqlstate, const std::string& message) : std::runtime_error(message), sqlstate_(sqlstate) {}
+  int sqlstate() const { return sqlstate_; }
+
+ private:
+  int sqlstate_;
+};
+
+// Runs f (which may call PostgreSQL and so ereport) and turns a PostgreSQL error into a
+// PgError. f itself must hold no C++ objects with destructors across the calls it makes.
+template <class F>
+auto pg_call(F&& f) -> decltype(f()) {
+  using Result = decltype(f());
+  MemoryContext context = CurrentMemoryContext;
+  ErrorData* volatile error = nullptr;
+  if constexpr (std::is_void_v<Result>) {
+    PG_TRY();
+    { f(); }
+    PG_CATCH();
+    {
+      MemoryContextSwitchTo(context);
+      error = CopyErrorData();
+      FlushErrorState();
+    }
+    PG_END_TRY();
+    if (error) throw PgError(error);
+  } else {
+    Result result{};
+    PG_TRY();
+    { result = f(); }
+    PG_CATCH();
+    {
+      MemoryContextSwitchTo(context);
+      error = CopyErrorData();
+      FlushErrorState();
+    }
+    PG_END_TRY();
+    if (error) throw PgError(error);
+    return result;
+  }
+}
+
+// Lets query cancel and statement_timeout interrupt long C++ loops.
+inline void check_for_interrupts() {
+  pg_call([] { CHECK_FOR_INTERRUPTS(); });
+}
+
+using Body = Datum (*)(FunctionCallInfo);
+Datum run_guarded(Body body, FunctionCallInfo fcinfo);
+
+}  // namespace pgmate::pg
+
+// Declares a V1 SQL function whose C++ body runs under the guard:
+//   PGMATE_FUNCTION(board_in) { ... return ...; }
+#define PGMATE_FUNCTION(name)                                                     \
+  static Datum name##_body(FunctionCallInfo fcinfo);                              \
+  extern "C" {                                                                    \
+  PG_FUNCTION_INFO_V1(name);                                                      \
+  Datum name(PG_FUNCTION_ARGS) { return pgmate::pg::run_guarded(name##_body, fcinfo); } \
+  }                                                                               \
+  static Datum name##_body(FunctionCallInfo fcinfo)
