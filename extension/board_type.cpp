@@ -34,7 +34,7 @@ PGMATE_FUNCTION(board_recv) {
   StringInfo buf = reinterpret_cast<StringInfo>(PG_GETARG_POINTER(0));
   if (buf->len - buf->cursor != pg::kBoardSize)
     throw pg::SqlError(ERRCODE_INVALID_BINARY_REPRESENTATION,
-                       "invalid binary board: expected " + std::to_string(pg::kBoardSize) + " bytes, got " +
+                       "invalid packed board: expected " + std::to_string(pg::kBoardSize) + " bytes, got " +
                            std::to_string(buf->len - buf->cursor));
   chess::PackedBoard packed;
   std::memcpy(packed.data(), buf->data + buf->cursor, pg::kBoardSize);
@@ -43,10 +43,10 @@ PGMATE_FUNCTION(board_recv) {
   try {
     board = chess::unpack(packed);
   } catch (const chess::ParseError& e) {
-    throw pg::SqlError(ERRCODE_INVALID_BINARY_REPRESENTATION, std::string("invalid binary board: ") + e.what());
+    throw pg::SqlError(ERRCODE_INVALID_BINARY_REPRESENTATION, e.what());
   }
   if (chess::pack(board) != packed)
-    throw pg::SqlError(ERRCODE_INVALID_BINARY_REPRESENTATION, "invalid binary board: not in canonical form");
+    throw pg::SqlError(ERRCODE_INVALID_BINARY_REPRESENTATION, "invalid packed board: not in canonical form");
   return pg::board_to_datum(board);
 }
 
@@ -98,6 +98,13 @@ PGMATE_FUNCTION(board_piece_at) {
 PGMATE_FUNCTION(board_play) {
   chess::Board b = pg::board_arg(fcinfo, 0);
   b.play(chess::resolve_move(b, pg::move_arg(fcinfo, 1)));
+  return pg::board_to_datum(b);
+}
+
+// play(board, text): SAN or UCI. Also what a bare literal resolves to, play('startpos', 'e4').
+PGMATE_FUNCTION(board_play_text) {
+  chess::Board b = pg::board_arg(fcinfo, 0);
+  b.play(chess::parse_san(b, pg::text_arg(fcinfo, 1)));
   return pg::board_to_datum(b);
 }
 

@@ -20,6 +20,9 @@ CREATE FUNCTION play(board, move) RETURNS board
   AS 'MODULE_PATHNAME', 'board_play' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 CREATE FUNCTION play(board, move[]) RETURNS board
   AS 'MODULE_PATHNAME', 'board_play_moves' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION play(board, text) RETURNS board
+  AS 'MODULE_PATHNAME', 'board_play_text' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION play(board, text) IS 'plays a move given as SAN or UCI text';
 
 -- Moves
 CREATE FUNCTION from_square(move) RETURNS text
