@@ -115,7 +115,9 @@ PGMATE_HD inline void Board::play(Move m) {
 
   if constexpr (keys) if (ep != kNoSquare) key ^= zobrist::en_passant(file_of(ep));
   ep = kNoSquare;
-  ++halfmove;
+  // Both counters stop at their 16-bit limit rather than wrap (a wrapped clock would
+  // undo a fifty-move draw).
+  if (halfmove != 0xFFFF) ++halfmove;
 
   if (m.kind() == kCastling) {
     // King goes e1->g1/c1; the rook jumps from its corner to the square it crosses.
@@ -165,7 +167,7 @@ PGMATE_HD inline void Board::play(Move m) {
     }
   }
 
-  if (us == kBlack) ++fullmove;
+  if (us == kBlack && fullmove != 0xFFFF) ++fullmove;
   side = them;
   if constexpr (keys) key ^= zobrist::side();
 }

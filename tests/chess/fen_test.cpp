@@ -352,8 +352,8 @@ TEST(FenReject, CastlingRightWithoutKingOnHomeSquare) {
               HasSubstr("castling right 'Q' but no white king on e1"));
   EXPECT_THAT(fen_error("r2k3r/8/8/8/8/8/8/R3K2R w q - 0 1"),
               HasSubstr("castling right 'q' but no black king on e8"));
-  // A rook on e1 is not a king.
-  EXPECT_THAT(fen_error("r3k2r/8/8/8/8/8/8/R2KR2R w K - 0 1"), HasSubstr("no white king on e1"));
+  // A bishop on e1 is not a king.
+  EXPECT_THAT(fen_error("r3k2r/8/8/8/8/8/8/R2KB2R w K - 0 1"), HasSubstr("no white king on e1"));
 }
 
 TEST(FenReject, CastlingRightWithoutRookOnCorner) {
@@ -421,17 +421,30 @@ TEST(Zobrist, PolyglotReferenceKeys) {
   EXPECT_EQ(key_after({"e2e4", "d7d5", "e4e5", "f7f5", "e1e2", "e8f7"}), 0x00fdd303c946bdd9ULL);
 }
 
+// The published list has no key after b4c3 alone: 0x5c3f9b829b279560 is the key after
+// "... b4c3 a1a3" (FEN rnbqkbnr/p1pppppp/8/8/P6P/R1p5/1P1PPPP1/1NBQKBNR b Kkq - 0 4).
 TEST(Zobrist, PolyglotReferenceKeysWithEnPassantCapture) {
   EXPECT_EQ(key_after({"a2a4", "b7b5", "h2h4", "b5b4", "c2c4"}), 0x3c8123ea7b067637ULL);
-  EXPECT_EQ(key_after({"a2a4", "b7b5", "h2h4", "b5b4", "c2c4", "b4c3"}), 0x5c3f9b829b279560ULL);
-  EXPECT_EQ(key_after({"a2a4", "b7b5", "h2h4", "b5b4", "c2c4", "b4c3", "a1a3"}), 0x5caf2b6b3d0e2a4cULL);
+  EXPECT_EQ(key_after({"a2a4", "b7b5", "h2h4", "b5b4", "c2c4", "b4c3", "a1a3"}), 0x5c3f9b829b279560ULL);
+}
+
+TEST(Zobrist, KeyAfterEnPassantCaptureAlone) {
+  // Not a published value: it follows from the published key after a1a3 by taking back
+  // the rook move (rook a3 -> a1, the Q right restored, White to move again).
+  const std::uint64_t after_a1a3 = 0x5c3f9b829b279560ULL;
+  const std::uint64_t rook_back = zobrist::piece(make_piece(kWhite, kRook), make_square(0, 2)) ^
+                                  zobrist::piece(make_piece(kWhite, kRook), make_square(0, 0)) ^
+                                  zobrist::castling(kWhiteOOO) ^ zobrist::side();
+  EXPECT_EQ(after_a1a3 ^ rook_back, 0x93d32682782edfaeULL);
+  EXPECT_EQ(key_after({"a2a4", "b7b5", "h2h4", "b5b4", "c2c4", "b4c3"}), 0x93d32682782edfaeULL);
+  EXPECT_EQ(parse_fen("rnbqkbnr/p1pppppp/8/8/P6P/2p5/1P1PPPP1/RNBQKBNR w KQkq - 0 4").key, 0x93d32682782edfaeULL);
 }
 
 TEST(Zobrist, ReferencePositionsFromFen) {
   // The same positions given as FEN (as published with the keys).
   EXPECT_EQ(parse_fen("rnbqkbnr/ppp1p1pp/8/3pPp2/8/8/PPPP1PPP/RNBQKBNR w KQkq f6 0 3").key, 0x22a48b5a8e47ff78ULL);
   EXPECT_EQ(parse_fen("rnbqkbnr/p1pppppp/8/8/PpP4P/8/1P1PPPP1/RNBQKBNR b KQkq c3 0 3").key, 0x3c8123ea7b067637ULL);
-  EXPECT_EQ(parse_fen("rnbqkbnr/p1pppppp/8/8/P6P/R1p5/1P1PPPP1/1NBQKBNR b Kkq - 0 4").key, 0x5caf2b6b3d0e2a4cULL);
+  EXPECT_EQ(parse_fen("rnbqkbnr/p1pppppp/8/8/P6P/R1p5/1P1PPPP1/1NBQKBNR b Kkq - 0 4").key, 0x5c3f9b829b279560ULL);
 }
 
 TEST(Zobrist, IncrementalKeyMatchesRecomputationOnRandomPlayouts) {
@@ -454,6 +467,20 @@ TEST(Zobrist, IncrementalKeyMatchesRecomputationOnRandomPlayouts) {
     }
   }
   EXPECT_GT(plies, 5000);
+}
+
+// The move counters stop at their 16-bit limit instead of wrapping.
+TEST(FenCounters, FullmoveNumberSaturates) {
+  Board b = parse_fen("4k3/8/8/8/8/8/8/4K3 b - - 0 65535");
+  b.play(parse_uci(b, "e8d8"));
+  EXPECT_EQ(b.fullmove, 65535);
+  EXPECT_NO_THROW(parse_fen(to_fen(b))) << to_fen(b);
+}
+
+TEST(FenCounters, HalfmoveClockSaturates) {
+  Board b = parse_fen("4k3/8/8/8/8/8/8/R3K3 w - - 65535 80");
+  b.play(parse_uci(b, "a1a2"));
+  EXPECT_EQ(b.halfmove, 65535);
 }
 
 TEST(Zobrist, NullMoveTogglesSideAndClearsEnPassant) {
