@@ -5,6 +5,7 @@
 
 #include "chess/fen.h"
 #include "chess/notation.h"
+#include "chess/pgn.h"
 #include "datum.h"
 
 using namespace pgmate;
@@ -28,6 +29,48 @@ void walk_game(const chess::Board& start, const std::vector<Datum>& moves, Visit
     b.play(m);
   }
   visit(int(moves.size()), b, chess::Move());
+}
+
+// A JSON object of the tags, as jsonb_in reads it (later duplicates win, as in jsonb).
+std::string tags_json(const chess::PgnTags& tags) {
+  std::string json = "{";
+  auto quote = [&json](const std::string& s) {
+    json += '"';
+    for (unsigned char c : s) {
+      switch (c) {
+        case '"': json += "\\\""; break;
+        case '\\': json += "\\\\"; break;
+        case '\n': json += "\\n"; break;
+        case '\r': json += "\\r"; break;
+        case '\t': json += "\\t"; break;
+        default:
+          if (c < 0x20) {
+            char buf[8];
+            snprintf(buf, sizeof buf, "\\u%04x", c);
+            json += buf;
+          } else {
+            json += char(c);
+          }
+      }
+    }
+    json += '"';
+  };
+  for (size_t i = 0; i < tags.size(); ++i) {
+    if (i) json += ", ";
+    quote(tags[i].first);
+    json += ": ";
+    quote(tags[i].second);
+  }
+  return json + "}";
+}
+
+std::vector<std::string> text_array(FunctionCallInfo fcinfo, int n, const char* what) {
+  std::vector<std::string> out;
+  for (Datum d : pg::array_elements(fcinfo, n, what)) {
+    text* t = pg::pg_call([&] { return DatumGetTextPP(d); });
+    out.emplace_back(VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t));
+  }
+  return out;
 }
 
 }  // namespace
@@ -85,4 +128,73 @@ PGMATE_FUNCTION(game_is_valid) {
     }
   }
   return BoolGetDatum(true);
+}
+
+// pgn_games(pgn text, on_error text DEFAULT 'fail')
+//   -> SETOF (tags jsonb, start board, moves move[], result text)
+// Reads a whole PGN text. A bad game is an error naming the game and the move, or with
+// on_error => 'skip' is left out and counted in a NOTICE.
+PGMATE_FUNCTION(pgn_games) {
+  const std::string pgn = pg::text_arg(fcinfo, 0);
+  const std::string on_error = pg::text_arg(fcinfo, 1);
+  if (on_error != "fail" && on_error != "skip")
+    throw pg::SqlError(ERRCODE_INVALID_PARAMETER_VALUE,
+                       "on_error must be 'fail' or 'skip', not \"" + on_error.substr(0, 40) + "\"");
+  chess::PgnReader reader(on_error == "skip" ? chess::PgnErrorMode::kSkip : chess::PgnErrorMode::kFail);
+  pg::pg_call([&] { InitMaterializedSRF(fcinfo, 0); });
+  ReturnSetInfo* rsinfo = reinterpret_cast<ReturnSetInfo*>(fcinfo->resultinfo);
+  const Oid move_type = pg::column_element_type(rsinfo->setDesc, 2);
+
+  // Feed in slices so a long import can be cancelled.
+  constexpr size_t kSlice = 1 << 20;
+  chess::PgnGame game;
+  auto emit_ready_games = [&] {
+    while (reader.next(game)) {
+      const std::string json = tags_json(game.tags);
+      std::vector<Datum> moves;
+      moves.reserve(game.moves.size());
+      for (chess::Move m : game.moves) moves.push_back(pg::move_to_datum(m));
+      const Datum start = pg::board_to_datum(game.start);
+      const Datum move_array = pg::make_array(moves, move_type);
+      pg::pg_call([&] {
+        Datum values[4] = {DirectFunctionCall1(jsonb_in, CStringGetDatum(json.c_str())), start, move_array,
+                           CStringGetTextDatum(game.result.c_str())};
+        bool nulls[4] = {false, false, false, false};
+        tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+      });
+    }
+  };
+  for (size_t offset = 0; offset < pgn.size(); offset += kSlice) {
+    pg::check_for_interrupts();
+    reader.feed(std::string_view(pgn).substr(offset, kSlice));
+    emit_ready_games();
+  }
+  reader.finish();
+  emit_ready_games();
+  if (reader.skipped() > 0) {
+    const std::string note = "pgn_games: skipped " + std::to_string(reader.skipped()) + " bad game" +
+                             (reader.skipped() == 1 ? "" : "s") + "; last: " + reader.last_error();
+    pg::pg_call([&] { ereport(NOTICE, (errmsg("%s", note.c_str()))); });
+  }
+  return Datum(0);
+}
+
+// pgn_text(tag_names text[], tag_values text[], start board, moves move[], result text)
+// -> text: one game in PGN export format (what to_pgn(game) calls).
+PGMATE_FUNCTION(pgn_text) {
+  const std::vector<std::string> names = text_array(fcinfo, 0, "tag_names");
+  const std::vector<std::string> values = text_array(fcinfo, 1, "tag_values");
+  if (names.size() != values.size())
+    throw pg::SqlError(ERRCODE_ARRAY_SUBSCRIPT_ERROR, "tag_names and tag_values differ in length");
+  chess::PgnTags tags;
+  for (size_t i = 0; i < names.size(); ++i) tags.emplace_back(names[i], values[i]);
+  const chess::Board start = pg::board_arg(fcinfo, 2);
+  std::vector<chess::Move> moves;
+  chess::Board b = start;
+  for (Datum d : pg::array_elements(fcinfo, 3, "moves")) {
+    const chess::Move m = chess::resolve_move(b, pg::move_from_datum(d));
+    moves.push_back(m);
+    b.play(m);
+  }
+  return pg::text_datum(chess::to_pgn(tags, start, moves, pg::text_arg(fcinfo, 4)));
 }
