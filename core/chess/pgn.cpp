@@ -1,0 +1,684 @@
+// PGN reader and writer.
+//
+// The reader is a byte-at-a-time lexer feeding a token-level state machine, so input may be
+// cut anywhere and nothing is ever scanned twice: a partial token (move, tag value) is kept
+// in a small capped buffer, comments are skipped as they stream past.
+#include "chess/pgn.h"
+
+#include <deque>
+#include <stdexcept>
+
+#include "chess/notation.h"
+
+namespace pgmate::chess {
+
+namespace {
+
+constexpr size_t kMaxSymbol = 255;       // longest move / tag name / result token
+constexpr size_t kMaxTagValue = 1 << 16; // longest tag value
+constexpr size_t kLineWidth = 79;        // export format: lines of at most 79 characters
+constexpr std::string_view kBom = "\xEF\xBB\xBF";
+
+const Board& standard_start() {
+  static const Board b = parse_fen(kStartFen);
+  return b;
+}
+
+bool is_result(std::string_view s) { return s == "1-0" || s == "0-1" || s == "1/2-1/2" || s == "*"; }
+
+bool is_alnum(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9'); }
+bool is_digit(char c) { return c >= '0' && c <= '9'; }
+bool is_symbol_char(char c) {
+  return is_alnum(c) || c == '_' || c == '+' || c == '#' || c == '=' || c == ':' || c == '-' || c == '/';
+}
+
+std::string quoted(std::string_view s) {
+  std::string q = "\"";
+  q.append(s.substr(0, 60));
+  if (s.size() > 60) q += "...";
+  return q + "\"";
+}
+
+std::string char_desc(char c) {
+  if (c >= 33 && c < 127) return std::string("'") + c + "'";
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "byte 0x%02x", static_cast<unsigned char>(c));
+  return buf;
+}
+
+}  // namespace
+
+const std::string* PgnGame::tag(std::string_view name) const {
+  for (const auto& [k, v] : tags)
+    if (k == name) return &v;
+  return nullptr;
+}
+
+namespace detail {
+
+enum class Tok {
+  kSymbol,      // move, move number, result other than '*', tag name
+  kString,      // tag value, unescaped
+  kNag,         // $14 (text: the digits)
+  kLBracket,
+  kRBracket,
+  kLParen,
+  kRParen,
+  kPeriod,
+  kStar,
+  kAnnotation,  // '!' or '?'
+  kBlankLine,   // a line holding only white space
+  kInvalid,     // text: what is wrong
+};
+
+struct Token {
+  Tok type;
+  std::string_view text;
+  int line;
+};
+
+class PgnParser {
+ public:
+  explicit PgnParser(PgnErrorMode mode) : mode_(mode) {}
+
+  // Reads data[pos..] until a game is complete; false when data is used up (and, when
+  // `finished`, the end of input has been dealt with). Throws PgnError in kFail mode.
+  bool next(std::string_view data, size_t& pos, bool finished, PgnGame& out);
+
+  int skipped() const { return skipped_; }
+  const std::string& last_error() const { return last_error_; }
+
+ private:
+  enum class Lex { kNormal, kBrace, kLineComment, kString, kSymbol, kNag };
+  enum class State { kBetween, kTags, kMoves, kSkip };
+  enum class TagStep { kOpen, kName, kValue, kClose };  // what the tag section expects next
+
+  // ---- lexer
+  void lex(char c);
+  void lex_normal(char c);
+  void emit(Tok type, std::string_view text) { on_token(Token{type, text, token_line_}); }
+  void append_capped(std::string& s, char c, size_t cap) {
+    if (s.size() < cap)
+      s.push_back(c);
+    else
+      overflow_ = true;
+  }
+  void end_of_input();
+
+  // ---- parser
+  void on_token(const Token& t);
+  void between(const Token& t);
+  void in_tags(const Token& t);
+  void in_moves(const Token& t);
+  void skipping(const Token& t);
+  void play_san(const Token& t);
+  void begin_game();
+  bool setup_start(int line);
+  void end_game(std::string_view result);
+  void fail(const std::string& where, const std::string& what, int line);
+  std::string move_context(std::string_view san = {}) const;
+  std::string tag_result() const;
+
+  PgnErrorMode mode_;
+
+  // Lexer state.
+  Lex lex_ = Lex::kNormal;
+  int line_ = 1;
+  int token_line_ = 1;
+  int comment_line_ = 1;
+  bool at_line_start_ = true;
+  bool line_has_content_ = false;
+  bool escape_ = false;
+  bool overflow_ = false;
+  std::string text_;  // symbol, NAG digits or tag value being read
+  bool bom_checked_ = false;
+  bool ended_ = false;
+
+  // Parser state.
+  State state_ = State::kBetween;
+  TagStep tag_step_ = TagStep::kOpen;
+  std::string tag_name_, tag_value_;
+  int fen_line_ = 0;
+  PgnGame game_;
+  Board board_{};
+  int depth_ = 0;           // variation nesting
+  bool skip_blank_ = false; // a blank line was seen while skipping a bad game
+  int games_ = 0;
+  std::deque<PgnGame> ready_;
+
+  // Errors.
+  int skipped_ = 0;
+  std::string last_error_;
+  int error_game_ = 0, error_line_ = 0;
+  bool throw_pending_ = false;
+};
+
+bool PgnParser::next(std::string_view data, size_t& pos, bool finished, PgnGame& out) {
+  for (;;) {
+    if (!ready_.empty()) {
+      out = std::move(ready_.front());
+      ready_.pop_front();
+      return true;
+    }
+    if (throw_pending_) {
+      throw_pending_ = false;
+      throw PgnError(last_error_, error_game_, error_line_);
+    }
+    if (!bom_checked_) {
+      std::string_view rest = data.substr(pos);
+      if (rest.size() < kBom.size() && !finished && kBom.substr(0, rest.size()) == rest) return false;
+      if (rest.substr(0, kBom.size()) == kBom) pos += kBom.size();
+      bom_checked_ = true;
+    }
+    if (pos < data.size()) {
+      const char* p = data.data();
+      const size_t n = data.size();
+      while (pos < n && ready_.empty() && !throw_pending_) lex(p[pos++]);
+      continue;
+    }
+    if (finished && !ended_) {
+      ended_ = true;
+      end_of_input();
+      continue;
+    }
+    return false;
+  }
+}
+
+// ---------------------------------------------------------------- lexer
+
+void PgnParser::lex(char c) {
+  switch (lex_) {
+    case Lex::kNormal:
+      lex_normal(c);
+      break;
+    case Lex::kBrace:
+      if (c == '}') lex_ = Lex::kNormal;
+      break;
+    case Lex::kLineComment:
+      if (c == '\n') {
+        lex_ = Lex::kNormal;
+        lex_normal(c);
+      }
+      break;
+    case Lex::kString:
+      if (c == '\n') {
+        lex_ = Lex::kNormal;
+        emit(Tok::kInvalid, "unterminated tag value (a quoted string ends on its line)");
+        lex_normal(c);
+      } else if (escape_) {
+        // PGN escapes only \" and \\; any other backslash is kept as written.
+        if (c != '"' && c != '\\') append_capped(text_, '\\', kMaxTagValue);
+        append_capped(text_, c, kMaxTagValue);
+        escape_ = false;
+      } else if (c == '\\') {
+        escape_ = true;
+      } else if (c == '"') {
+        lex_ = Lex::kNormal;
+        if (overflow_)
+          emit(Tok::kInvalid, "tag value longer than " + std::to_string(kMaxTagValue) + " bytes");
+        else
+          emit(Tok::kString, text_);
+      } else {
+        append_capped(text_, c, kMaxTagValue);
+      }
+      break;
+    case Lex::kSymbol: {
+      // '.' belongs to a move only in "e.p." (en passant marker, alone or glued).
+      const bool ep_dot = c == '.' && !is_digit(text_[0]) &&
+                          (text_.ends_with('e') || text_.ends_with("e.p")) &&
+                          !(state_ == State::kTags && tag_step_ == TagStep::kName);
+      if (is_symbol_char(c) || ep_dot) {
+        append_capped(text_, c, kMaxSymbol);
+        break;
+      }
+      lex_ = Lex::kNormal;
+      if (overflow_)
+        emit(Tok::kInvalid, "token longer than " + std::to_string(kMaxSymbol) + " characters: " + quoted(text_));
+      else
+        emit(Tok::kSymbol, text_);
+      lex_normal(c);
+      break;
+    }
+    case Lex::kNag:
+      if (is_digit(c)) {
+        append_capped(text_, c, 8);
+        break;
+      }
+      lex_ = Lex::kNormal;
+      if (text_.empty() || overflow_)
+        emit(Tok::kInvalid, "'$' must be followed by a NAG number (1 to 8 digits)");
+      else
+        emit(Tok::kNag, text_);
+      lex_normal(c);
+      break;
+  }
+  if (c == '\n') ++line_;
+}
+
+void PgnParser::lex_normal(char c) {
+  const bool first_column = at_line_start_;
+  at_line_start_ = false;
+  switch (c) {
+    case '\n':
+      token_line_ = line_;
+      if (!line_has_content_) emit(Tok::kBlankLine, {});
+      line_has_content_ = false;
+      at_line_start_ = true;
+      return;
+    case ' ': case '\t': case '\r': case '\v': case '\f':
+      return;
+    default:
+      break;
+  }
+  line_has_content_ = true;
+  token_line_ = line_;
+  switch (c) {
+    case '{': lex_ = Lex::kBrace; comment_line_ = line_; return;
+    case ';': lex_ = Lex::kLineComment; return;
+    case '"': lex_ = Lex::kString; text_.clear(); escape_ = false; overflow_ = false; return;
+    case '$': lex_ = Lex::kNag; text_.clear(); overflow_ = false; return;
+    case '[': emit(Tok::kLBracket, "["); return;
+    case ']': emit(Tok::kRBracket, "]"); return;
+    case '(': emit(Tok::kLParen, "("); return;
+    case ')': emit(Tok::kRParen, ")"); return;
+    case '.': emit(Tok::kPeriod, "."); return;
+    case '*': emit(Tok::kStar, "*"); return;
+    case '!': case '?': emit(Tok::kAnnotation, std::string_view(&c, 1)); return;
+    case '%':
+      if (first_column) {  // escape mechanism: the whole line is ignored
+        lex_ = Lex::kLineComment;
+        return;
+      }
+      break;
+    default:
+      if (is_alnum(c)) {
+        lex_ = Lex::kSymbol;
+        text_.assign(1, c);
+        overflow_ = false;
+        return;
+      }
+      break;
+  }
+  emit(Tok::kInvalid, "unexpected character " + char_desc(c));
+}
+
+void PgnParser::end_of_input() {
+  token_line_ = line_;
+  switch (lex_) {
+    case Lex::kSymbol:
+    case Lex::kNag:
+      lex('\n');  // a line end completes the pending token
+      break;
+    case Lex::kString:
+      emit(Tok::kInvalid, "unterminated tag value at end of input");
+      break;
+    case Lex::kBrace:
+      if (state_ == State::kTags || state_ == State::kMoves)
+        fail(state_ == State::kTags ? "tags" : move_context(), "comment '{' opened here is not closed by '}'",
+             comment_line_);
+      break;
+    default:
+      break;
+  }
+  lex_ = Lex::kNormal;
+  token_line_ = line_;
+  if (state_ == State::kTags) {
+    if (tag_step_ != TagStep::kOpen)
+      fail("tags", "unterminated tag pair at end of input", line_);
+    else if (setup_start(line_))
+      end_game(tag_result());
+  } else if (state_ == State::kMoves) {
+    if (depth_ > 0)
+      fail(move_context(), "unterminated variation '(' at end of input", line_);
+    else
+      end_game(tag_result());
+  }
+}
+
+// ---------------------------------------------------------------- parser
+
+namespace {
+bool is_result_token(const Token& t) {
+  return t.type == Tok::kStar || (t.type == Tok::kSymbol && is_result(t.text));
+}
+}  // namespace
+
+void PgnParser::on_token(const Token& t) {
+  switch (state_) {
+    case State::kBetween: between(t); break;
+    case State::kTags: in_tags(t); break;
+    case State::kMoves: in_moves(t); break;
+    case State::kSkip: skipping(t); break;
+  }
+}
+
+void PgnParser::begin_game() {
+  game_ = PgnGame();
+  game_.start = standard_start();
+  game_.number = ++games_;
+  depth_ = 0;
+  fen_line_ = 0;
+}
+
+void PgnParser::between(const Token& t) {
+  if (t.type == Tok::kBlankLine) return;
+  begin_game();
+  if (t.type == Tok::kLBracket) {
+    state_ = State::kTags;
+    tag_step_ = TagStep::kName;
+    return;
+  }
+  // A game without tags.
+  setup_start(t.line);
+  in_moves(t);
+}
+
+void PgnParser::in_tags(const Token& t) {
+  if (t.type == Tok::kBlankLine) return;
+  if (t.type == Tok::kInvalid) return fail("tags", std::string(t.text), t.line);
+  switch (tag_step_) {
+    case TagStep::kOpen:
+      if (t.type == Tok::kLBracket) {
+        tag_step_ = TagStep::kName;
+        return;
+      }
+      // The movetext begins.
+      if (setup_start(t.line))
+        in_moves(t);
+      else
+        skipping(t);  // a result token still ends the bad game
+      return;
+    case TagStep::kName:
+      if (t.type != Tok::kSymbol) return fail("tags", "expected a tag name after '['", t.line);
+      tag_name_ = t.text;
+      tag_step_ = TagStep::kValue;
+      return;
+    case TagStep::kValue:
+      if (t.type != Tok::kString)
+        return fail("tag " + tag_name_, "expected a quoted value, found " + quoted(t.text), t.line);
+      tag_value_ = t.text;
+      tag_step_ = TagStep::kClose;
+      return;
+    case TagStep::kClose:
+      if (t.type != Tok::kRBracket)
+        return fail("tag " + tag_name_, "expected ']' after the value, found " + quoted(t.text), t.line);
+      if (tag_name_ == "FEN" && !fen_line_) fen_line_ = t.line;
+      game_.tags.emplace_back(std::move(tag_name_), std::move(tag_value_));
+      tag_name_.clear();
+      tag_value_.clear();
+      tag_step_ = TagStep::kOpen;
+      return;
+  }
+}
+
+bool PgnParser::setup_start(int line) {
+  state_ = State::kMoves;
+  depth_ = 0;
+  if (const std::string* fen = game_.tag("FEN")) {
+    try {
+      game_.start = parse_fen(*fen);
+    } catch (const ParseError& e) {
+      fail("FEN tag", e.what(), fen_line_ ? fen_line_ : line);
+      return false;
+    }
+  } else if (const std::string* setup = game_.tag("SetUp"); setup && *setup == "1") {
+    fail("SetUp tag", "SetUp \"1\" without a FEN tag", line);
+    return false;
+  }
+  board_ = game_.start;
+  return true;
+}
+
+void PgnParser::in_moves(const Token& t) {
+  if (depth_ > 0) {  // inside a variation: only its nesting matters, its moves are not read
+    switch (t.type) {
+      case Tok::kLParen: ++depth_; return;
+      case Tok::kRParen: --depth_; return;
+      case Tok::kInvalid: return fail(move_context(), std::string(t.text), t.line);
+      case Tok::kLBracket:
+        fail(move_context(), "unterminated variation: '[' before its ')'", t.line);
+        state_ = State::kBetween;  // the '[' opens the next game
+        return between(t);
+      default: return;
+    }
+  }
+  switch (t.type) {
+    case Tok::kBlankLine:
+    case Tok::kPeriod:
+    case Tok::kNag:
+    case Tok::kAnnotation:
+      return;
+    case Tok::kStar:
+      return end_game("*");
+    case Tok::kSymbol:
+      if (is_result(t.text)) return end_game(t.text);
+      if (t.text.find_first_not_of("0123456789") == std::string_view::npos) return;  // move number
+      if (t.text == "e.p.") return;
+      return play_san(t);
+    case Tok::kLParen:
+      ++depth_;
+      return;
+    case Tok::kRParen:
+      return fail(move_context(), "')' without a variation to close", t.line);
+    case Tok::kLBracket:  // next game's tags: this one ended without a result
+      end_game(tag_result());
+      return between(t);
+    case Tok::kRBracket:
+      return fail(move_context(), "unexpected ']' in the movetext", t.line);
+    case Tok::kString:
+      return fail(move_context(), "unexpected quoted string " + quoted(t.text) + " in the movetext", t.line);
+    case Tok::kInvalid:
+      return fail(move_context(), std::string(t.text), t.line);
+  }
+}
+
+void PgnParser::play_san(const Token& t) {
+  Move m;
+  try {
+    m = parse_san(board_, t.text);
+  } catch (const ParseError& e) {
+    return fail(move_context(t.text), e.what(), t.line);
+  }
+  board_.play(m);
+  game_.moves.push_back(m);
+}
+
+void PgnParser::skipping(const Token& t) {
+  switch (t.type) {
+    case Tok::kBlankLine: skip_blank_ = true; return;
+    case Tok::kLParen: ++depth_; return;
+    case Tok::kRParen: if (depth_ > 0) --depth_; return;
+    case Tok::kLBracket:
+      if (skip_blank_) {
+        state_ = State::kBetween;
+        between(t);
+      }
+      return;
+    default:
+      if (is_result_token(t) && depth_ == 0) state_ = State::kBetween;
+      return;
+  }
+}
+
+void PgnParser::end_game(std::string_view result) {
+  game_.result = result;
+  ready_.push_back(std::move(game_));
+  game_ = PgnGame();
+  state_ = State::kBetween;
+}
+
+void PgnParser::fail(const std::string& where, const std::string& what, int line) {
+  last_error_ = "PGN game " + std::to_string(game_.number) + (where.empty() ? "" : ", " + where) + ": " +
+                what + " (line " + std::to_string(line) + ")";
+  error_game_ = game_.number;
+  error_line_ = line;
+  ++skipped_;
+  state_ = State::kSkip;
+  skip_blank_ = false;
+  game_ = PgnGame();
+  if (mode_ == PgnErrorMode::kFail) throw_pending_ = true;
+}
+
+std::string PgnParser::move_context(std::string_view san) const {
+  std::string s = "move " + std::to_string(board_.fullmove);
+  if (board_.side == kBlack) s += "...";
+  else if (!san.empty()) s += '.';
+  if (!san.empty()) {
+    s += ' ';
+    s += san;
+  }
+  return s;
+}
+
+std::string PgnParser::tag_result() const {
+  const std::string* r = game_.tag("Result");
+  return r && is_result(*r) ? *r : "*";
+}
+
+}  // namespace detail
+
+// ---------------------------------------------------------------- PgnReader
+
+PgnReader::PgnReader(PgnErrorMode mode) : parser_(std::make_unique<detail::PgnParser>(mode)) {}
+PgnReader::~PgnReader() = default;
+PgnReader::PgnReader(PgnReader&&) noexcept = default;
+PgnReader& PgnReader::operator=(PgnReader&&) noexcept = default;
+
+void PgnReader::feed(std::string_view chunk) {
+  if (finished_) throw std::logic_error("PgnReader::feed after finish()");
+  // Release consumed input; moving the rest only when it is at most as long as what is
+  // released keeps the cost linear.
+  if (offset_ == buffer_.size()) {
+    buffer_.clear();
+    offset_ = 0;
+  } else if (offset_ >= (1u << 16) && offset_ * 2 >= buffer_.size()) {
+    buffer_.erase(0, offset_);
+    offset_ = 0;
+  }
+  buffer_.append(chunk);
+}
+
+void PgnReader::finish() { finished_ = true; }
+
+bool PgnReader::next(PgnGame& out) {
+  bool got = parser_->next(buffer_, offset_, finished_, out);
+  if (!got && offset_ == buffer_.size()) {
+    buffer_.clear();
+    offset_ = 0;
+  }
+  return got;
+}
+
+int PgnReader::skipped() const { return parser_->skipped(); }
+const std::string& PgnReader::last_error() const { return parser_->last_error(); }
+
+std::vector<PgnGame> parse_pgn(std::string_view text, PgnErrorMode mode, int* skipped) {
+  detail::PgnParser parser(mode);
+  std::vector<PgnGame> games;
+  size_t pos = 0;
+  PgnGame g;
+  while (parser.next(text, pos, true, g)) games.push_back(std::move(g));
+  if (skipped) *skipped = parser.skipped();
+  return games;
+}
+
+// ---------------------------------------------------------------- writer
+
+namespace {
+
+// What the reader takes as a tag name: a PGN symbol (standard names use only letters,
+// digits and '_').
+void check_tag_name(const std::string& name) {
+  bool ok = !name.empty() && is_alnum(name[0]);
+  for (char c : name) ok = ok && is_symbol_char(c);
+  if (!ok)
+    throw std::invalid_argument("to_pgn: tag name " + quoted(name) +
+                                " must start with a letter or digit and hold only letters, digits and _+#=:-/");
+}
+
+void write_tag(std::string& out, std::string_view name, std::string_view value) {
+  out += '[';
+  out += name;
+  out += " \"";
+  for (char c : value) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
+      out += ' ';
+    } else {
+      out += c;
+    }
+  }
+  out += "\"]\n";
+}
+
+}  // namespace
+
+std::string to_pgn(const PgnTags& tags, const Board& start, const std::vector<Move>& moves,
+                   std::string_view result) {
+  if (!is_result(result))
+    throw std::invalid_argument("to_pgn: result " + quoted(result) + " must be 1-0, 0-1, 1/2-1/2 or *");
+  for (const auto& [name, value] : tags) check_tag_name(name);
+
+  auto find = [&](std::string_view name) -> const std::string* {
+    for (const auto& [k, v] : tags)
+      if (k == name) return &v;
+    return nullptr;
+  };
+  static constexpr std::pair<std::string_view, std::string_view> kRoster[] = {
+      {"Event", "?"}, {"Site", "?"}, {"Date", "????.??.??"}, {"Round", "?"}, {"White", "?"}, {"Black", "?"}};
+
+  std::string out;
+  for (const auto& [name, fallback] : kRoster) {
+    const std::string* v = find(name);
+    write_tag(out, name, v ? std::string_view(*v) : fallback);
+  }
+  write_tag(out, "Result", result);
+  const std::string fen = to_fen(start);
+  if (fen != kStartFen) {
+    write_tag(out, "SetUp", "1");
+    write_tag(out, "FEN", fen);
+  }
+  for (const auto& [name, value] : tags) {
+    bool derived = name == "Result" || name == "SetUp" || name == "FEN";
+    for (const auto& r : kRoster) derived = derived || name == r.first;
+    if (!derived) write_tag(out, name, value);
+  }
+  out += '\n';
+
+  std::string line;
+  auto put = [&](std::string_view unit) {
+    if (!line.empty() && line.size() + 1 + unit.size() > kLineWidth) {
+      out += line;
+      out += '\n';
+      line.clear();
+    }
+    if (!line.empty()) line += ' ';
+    line += unit;
+  };
+  Board b = start;
+  for (size_t i = 0; i < moves.size(); ++i) {
+    const Move m = moves[i];
+    if (!is_legal(b, m))
+      throw std::invalid_argument("to_pgn: move " + std::to_string(i + 1) + " (" + to_uci(m) +
+                                  ") is not legal in " + to_fen(b));
+    std::string unit;
+    if (b.side == kWhite)
+      unit = std::to_string(b.fullmove) + ". ";
+    else if (i == 0)
+      unit = std::to_string(b.fullmove) + "... ";
+    unit += to_san(b, m);
+    put(unit);
+    b.play(m);
+  }
+  put(result);
+  out += line;
+  out += '\n';
+  return out;
+}
+
+std::string to_pgn(const PgnGame& game) { return to_pgn(game.tags, game.start, game.moves, game.result); }
+
+}  // namespace pgmate::chess

@@ -1,0 +1,117 @@
+// PGN (Portable Game Notation) in and out.
+//
+// Reading: PgnReader takes text in chunks of any size (a stream, a file read piece by piece)
+// and hands out complete games; parse_pgn does the same for one string. Every mainline
+// move is checked against the position with parse_san; variations, comments, NAGs and
+// annotations are read past and dropped. Memory stays bounded by one game: consumed input
+// is released, and single tokens (a move, a tag value) are capped in length.
+//
+// Writing: to_pgn gives export format (Seven Tag Roster, SAN movetext with move numbers,
+// lines of at most 79 characters).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "chess/board.h"
+#include "chess/fen.h"
+
+namespace pgmate::chess {
+
+using PgnTags = std::vector<std::pair<std::string, std::string>>;
+
+struct PgnGame {
+  PgnTags tags;             // in file order, unescaped
+  Board start;              // the FEN tag's position when there is one, else the standard start
+  std::vector<Move> moves;  // the mainline, each move legal in turn
+  std::string result;       // "1-0", "0-1", "1/2-1/2" or "*"
+  int number = 0;           // 1-based index of the game in the input (bad games count too)
+
+  // The value of the first tag with this name, or nullptr.
+  const std::string* tag(std::string_view name) const;
+};
+
+// A bad game. The message names the game, the place and the cause, and ends with the
+// input line, e.g.
+//   PGN game 3, move 12... Nxe5: illegal move "Nxe5" in <fen>: no legal move matches (line 40)
+//   PGN game 2, FEN tag: invalid FEN "...": White has no king (line 7)
+//   PGN game 5, move 20: unexpected character '<' (line 88)
+class PgnError : public ParseError {
+ public:
+  PgnError(const std::string& message, int game, int line)
+      : ParseError(message), game_(game), line_(line) {}
+  int game() const { return game_; }  // 1-based game number
+  int line() const { return line_; }  // 1-based input line
+
+ private:
+  int game_;
+  int line_;
+};
+
+enum class PgnErrorMode {
+  kFail,  // next() throws PgnError for the first bad game
+  kSkip,  // bad games are dropped and counted (skipped(), last_error())
+};
+
+namespace detail {
+class PgnParser;
+}
+
+// Incremental reader:
+//   PgnReader r;  while (read a chunk) { r.feed(chunk); while (r.next(g)) use(g); }
+//   r.finish();   while (r.next(g)) use(g);
+// A game is handed out as soon as its result token is read, or, when it has none, once
+// the next game's tags begin or the input is finished (its result is then the Result tag's
+// value, or "*").
+// After a bad game the reader resynchronises: it skips to the bad game's result, or to the
+// next '[' that follows a blank line. In kFail mode next() throws the PgnError once; a
+// caller that catches it may call next() again to go on with the following games.
+class PgnReader {
+ public:
+  explicit PgnReader(PgnErrorMode mode = PgnErrorMode::kFail);
+  ~PgnReader();
+  PgnReader(PgnReader&&) noexcept;
+  PgnReader& operator=(PgnReader&&) noexcept;
+
+  // Appends text; a chunk may end anywhere, even inside a token. Not after finish().
+  void feed(std::string_view chunk);
+  // No more input: a game left open at the end is completed (or reported bad).
+  void finish();
+  // Takes the next complete game; false when more input is needed (or, after finish(),
+  // when the input is exhausted).
+  bool next(PgnGame& out);
+
+  int skipped() const;                    // bad games so far
+  const std::string& last_error() const;  // message of the last bad game ("" if none)
+
+ private:
+  std::unique_ptr<detail::PgnParser> parser_;
+  std::string buffer_;
+  size_t offset_ = 0;  // consumed prefix of buffer_
+  bool finished_ = false;
+};
+
+// All games of `text`. With kSkip, bad games are left out and counted in *skipped.
+std::vector<PgnGame> parse_pgn(std::string_view text, PgnErrorMode mode = PgnErrorMode::kFail,
+                               int* skipped = nullptr);
+
+// One game in PGN export format:
+//   - the Seven Tag Roster first (Event, Site, Date, Round, White, Black, Result), values
+//     taken from `tags` or "?" ("????.??.??" for Date); Result is always `result`;
+//   - SetUp "1" and FEN when `start` is not the standard start position (SetUp and FEN
+//     entries of `tags` are ignored: they are always derived from `start`);
+//   - the other tags in their given order; quotes and backslashes escaped, control
+//     characters written as spaces;
+//   - a blank line, then the SAN movetext with move numbers ("N..." first when Black is
+//     to move at the start), wrapped to lines of at most 79 characters, ending with the
+//     result and a newline.
+// Games written one after another should be separated by a blank line ("\n").
+// Throws std::invalid_argument for an illegal move, a bad result or a bad tag name.
+std::string to_pgn(const PgnTags& tags, const Board& start, const std::vector<Move>& moves,
+                   std::string_view result);
+std::string to_pgn(const PgnGame& game);
+
+}  // namespace pgmate::chess
