@@ -9,6 +9,8 @@ packages=(
   postgresql-15 postgresql-server-dev-15 postgresql-common libpqxx-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   stockfish                         # perft oracle and speed peer (/usr/games/stockfish)
+  gnuchess-book                     # a real Polyglot book: the key tests read it
+  pgn-extract                       # eco.pgn: named opening lines
 )
 torch_packages=(libtorch-dev)       # installed without recommends (pulls no CUDA stack)
 
