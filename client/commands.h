@@ -9,8 +9,10 @@ namespace pgmate::cli {
 
 int perft_command(const std::vector<std::string>& args);
 int moves_command(const std::vector<std::string>& args);
+int import_command(const std::vector<std::string>& args);
 
 extern const char* const kPerftUsage;
 extern const char* const kMovesUsage;
+extern const char* const kImportUsage;
 
 }  // namespace pgmate::cli

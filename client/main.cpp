@@ -13,6 +13,7 @@ void print_help(std::ostream& out) {
       << "commands:\n"
       << "  " << pgmate::cli::kPerftUsage << "\n"
       << "  " << pgmate::cli::kMovesUsage << "\n"
+      << "  " << pgmate::cli::kImportUsage << "\n"
       << "\nFEN may be given as one quoted argument or as separate fields; 'startpos' is the start position.\n";
 }
 
@@ -27,9 +28,11 @@ int main(int argc, char** argv) {
   const std::string command = argv[1];
   const std::vector<std::string> args(argv + 2, argv + argc);
   const char* usage = command == "perft" ? kPerftUsage : kMovesUsage;
+  if (command == "import") usage = kImportUsage;
   try {
     if (command == "perft") return perft_command(args);
     if (command == "moves") return moves_command(args);
+    if (command == "import") return import_command(args);
     std::cerr << "pgmate: unknown command \"" << command << "\"\n";
     print_help(std::cerr);
     return 2;

@@ -1,27 +1,63 @@
 #!/usr/bin/env bash
-# The main job, for now: the chess core from the command line.
+# The main job: chess move generation from the command line and inside PostgreSQL.
+# Starts the project's own server (left running), installs the extension into database
+# `pgmate`, loads the ECO openings and tours the SQL surface.
 set -euo pipefail
 pgmate=${1:-build/bin/pgmate}
 root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
 say() { printf '\n\033[1m$ %s\033[0m\n' "$*"; }
+sql() {
+  printf '\n\033[1mpgmate=# %s\033[0m\n' "$1"
+  psql -X -q -d pgmate -c "$1"
+}
 
+echo "== the command line =="
 say pgmate moves startpos
 "$pgmate" moves startpos | pr -t -5 -w 110
-
-kiwipete="r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1"
-say pgmate moves "\"$kiwipete\""
-"$pgmate" moves "$kiwipete" | pr -t -5 -w 110
-
-for depth in 1 2 3 4 5 6; do
+for depth in 4 5 6; do
   say pgmate perft --stats startpos $depth
   "$pgmate" perft --stats startpos $depth
 done
-
-say pgmate perft --divide "\"$kiwipete\"" 3
-"$pgmate" perft --divide "$kiwipete" 3 | pr -t -5 -w 110
-
+kiwipete="r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1"
+say pgmate perft --divide "\"$kiwipete\"" 2
+"$pgmate" perft --divide "$kiwipete" 2 | pr -t -6 -w 110
 say pgmate perft --epd tests/data/perftsuite.epd --max-depth 4
-"$pgmate" perft --epd "$root/tests/data/perftsuite.epd" --max-depth 4
-
+"$pgmate" perft --epd tests/data/perftsuite.epd --max-depth 4
 say "pgmate moves \"8/8/8/8/8/8/8/8 w - - 0 1\"   # bad input: a clear error, exit 2"
 "$pgmate" moves "8/8/8/8/8/8/8/8 w - - 0 1" || echo "(exit code $?)"
+
+echo
+echo "== inside PostgreSQL =="
+make -s all >/dev/null
+make -s install >/dev/null
+scripts/pg-server.sh start
+eval "$(scripts/pg-server.sh env)"
+psql -X -q -d postgres -tc "SELECT 1 FROM pg_database WHERE datname = 'pgmate'" | grep -q 1 || createdb pgmate
+psql -X -q -d pgmate -c "DROP EXTENSION IF EXISTS pgmate CASCADE" 2>/dev/null
+psql -X -q -d pgmate -c "CREATE EXTENSION pgmate"
+
+if [ -f /usr/share/pgn-extract/eco.pgn ]; then
+  say pgmate import --openings
+  "$pgmate" import --openings --db "dbname=pgmate" 2>/dev/null ||
+    psql -X -q -d pgmate -c "SELECT pgmate.import_openings(pg_read_file('/usr/share/pgn-extract/eco.pgn')) AS openings_loaded"
+fi
+
+sql "SELECT board_diagram(play('startpos', '{e2e4,e7e5,g1f3,b8c6,f1b5}'::move[]));" 2>/dev/null || true
+sql "SELECT uci, san, piece, captured, is_check FROM legal_moves('r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1') WHERE captured IS NOT NULL OR san LIKE 'O-%';"
+sql "SELECT piece, count(*) AS moves FROM move_table() GROUP BY piece ORDER BY piece;" 2>/dev/null || true
+sql "SELECT perft('startpos', 5) AS nodes;"
+sql "SELECT * FROM perft_divide('r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1', 3) ORDER BY nodes DESC LIMIT 5;"
+sql "SELECT pgmate.import_pgn(\$\$[Event \"Immortal Game\"] [White \"Anderssen\"] [Black \"Kieseritzky\"] [Result \"1-0\"]
+1. e4 e5 2. f4 exf4 3. Bc4 Qh4+ 4. Kf1 b5 5. Bxb5 Nf6 6. Nf3 Qh6 7. d3 Nh5 8. Nh4 Qg5 9. Nf5 c6
+10. g4 Nf6 11. Rg1 cxb5 12. h4 Qg6 13. h5 Qg5 14. Qf3 Ng8 15. Bxf4 Qf6 16. Nc3 Bc5 17. Nd5 Qxb2
+18. Bd6 Bxg1 19. e5 Qxa1+ 20. Ke2 Na6 21. Nxg7+ Kd8 22. Qf6+ Nxf6 23. Be7# 1-0\$\$) AS imported;"
+sql "SELECT g.id, g.white, g.black, g.result, g.ply_count, o.eco, o.name FROM pgmate.games g, LATERAL opening(g.start, g.moves) o;"
+sql "SELECT g.id, g.white, p.ply, p.san FROM pgmate.games g, LATERAL game_positions(g.start, g.moves) p WHERE p.ply >= 40;"
+sql "SELECT id, white, black FROM pgmate.games WHERE game_keys(start, moves) @> ARRAY[board_key('rnbqkbnr/pppp1ppp/8/8/4Pp2/8/PPPP2PP/RNBQKBNR w KQkq - 0 3')];"
+sql "SELECT status(b), in_check(b), b FROM (SELECT play('startpos', '{f2f3,e7e5,g2g4,d8h4}'::move[]) AS b) s;"
+
+echo
+echo "The server is still running. Connect with:"
+echo "  psql -h $PGHOST -p $PGPORT -U $PGUSER pgmate"
+echo "Stop it with: make server-stop"

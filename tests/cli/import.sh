@@ -1,0 +1,165 @@
+#!/usr/bin/env bash
+# pgmate import against a live PostgreSQL database.
+#
+#   tests/cli/import.sh PGMATE DBNAME
+#
+# PGMATE: the pgmate binary; DBNAME: a scratch database (libpq environment for the rest:
+# PGHOST, PGPORT, PGUSER). The extension is created there if missing. Games are added to
+# pgmate.games (checks look only at the rows this run adds); pgmate.openings is REPLACED
+# by the ECO lines when /usr/share/pgn-extract/eco.pgn exists.
+# Prints "import: N passed, M failed" and exits 1 on any failure.
+set -u
+
+if [ $# -ne 2 ]; then
+  echo "usage: $0 PGMATE DBNAME" >&2
+  exit 2
+fi
+PGMATE=$1
+DB=$2
+ECO=/usr/share/pgn-extract/eco.pgn
+
+passed=0
+failed=0
+pass() { passed=$((passed + 1)); echo "ok   $1"; }
+fail() { failed=$((failed + 1)); echo "FAIL $1"; }
+# check NAME GOT EXPECTED
+check() {
+  if [ "$2" = "$3" ]; then pass "$1"; else fail "$1: expected [$3], got [$2]"; fi
+}
+# check_match NAME TEXT REGEX
+check_match() {
+  if printf '%s' "$2" | grep -Eq -- "$3"; then pass "$1"; else fail "$1: [$2] does not match /$3/"; fi
+}
+q() { psql -X -q -A -t -v ON_ERROR_STOP=1 -d "$DB" -c "$1"; }
+
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+
+if ! q "CREATE EXTENSION IF NOT EXISTS pgmate" >/dev/null 2>"$TMP/err"; then
+  echo "import: cannot use database \"$DB\": $(cat "$TMP/err")" >&2
+  exit 1
+fi
+
+# Four games; the third is bad (an illegal king move on line 25).
+cat >"$TMP/games.pgn" <<'EOF'
+[Event "Test \"quoted\" event"]
+[Site "Caf\\e"]
+[Date "2024.05.01"]
+[Round "1"]
+[White "Alpha"]
+[Black "Beta"]
+[Result "1/2-1/2"]
+
+1. e4 {a comment} e5 (1... c5 2. Nf3) 2. Nf3 Nc6 3. Bb5 a6 $1 4. O-O 1/2-1/2
+
+[Event "Promotion"]
+[White "Gamma"]
+[Black "Delta"]
+[Result "1-0"]
+[SetUp "1"]
+[FEN "4k3/P7/8/8/8/8/8/4K3 w - - 0 1"]
+
+1. a8=Q+ Kd7 2. Qb7+ 1-0
+
+[Event "Bad"]
+[White "Epsilon"]
+[Black "Zeta"]
+[Result "*"]
+
+1. e4 e5 2. Ke3 Nc6 *
+
+[Event "Scholar"]
+[White "Eta"]
+[Black "Theta"]
+[Result "1-0"]
+[Termination "checkmate"]
+
+1. e4 e5 2. Qh5 Nc6 3. Bc4 Nf6 4. Qxf7# 1-0
+EOF
+
+# ---- --on-error skip: three games in, one reported
+base=$(q "SELECT coalesce(max(id), 0) FROM pgmate.games")
+out=$("$PGMATE" import --db "dbname=$DB" --on-error skip "$TMP/games.pgn" 2>"$TMP/err")
+rc=$?
+check "skip: exit code" "$rc" 0
+check_match "skip: summary" "$out" '^imported 3 games \(1 skipped\) in [0-9.]+ s$'
+check_match "skip: bad game reported" "$(cat "$TMP/err")" 'game 3.*Ke3.*line 25'
+check "skip: rows added" "$(q "SELECT count(*) FROM pgmate.games WHERE id > $base")" 3
+check "skip: source" "$(q "SELECT string_agg(DISTINCT source, ',') FROM pgmate.games WHERE id > $base")" import
+check "skip: moves with castling" \
+  "$(q "SELECT moves FROM pgmate.games WHERE id > $base AND white = 'Alpha'")" "{e2e4,e7e5,g1f3,b8c6,f1b5,a7a6,e1g1}"
+check "skip: tags and columns" \
+  "$(q "SELECT event || '|' || site || '|' || date || '|' || round || '|' || result || '|' || (tags->>'Event') || '|' || (tags->>'Black') FROM pgmate.games WHERE id > $base AND white = 'Alpha'")" \
+  'Test "quoted" event|Caf\e|2024.05.01|1|1/2-1/2|Test "quoted" event|Beta'
+check "skip: FEN game start" \
+  "$(q "SELECT start::text FROM pgmate.games WHERE id > $base AND white = 'Gamma'")" "4k3/P7/8/8/8/8/8/4K3 w - - 0 1"
+check "skip: FEN game moves" \
+  "$(q "SELECT moves::text || ' ' || ply_count || ' ' || (tags->>'FEN') FROM pgmate.games WHERE id > $base AND white = 'Gamma'")" \
+  "{a7a8q,e8d7,a8b7} 3 4k3/P7/8/8/8/8/8/4K3 w - - 0 1"
+check "skip: termination" \
+  "$(q "SELECT coalesce(termination, 'NULL') FROM pgmate.games WHERE id > $base ORDER BY id" | tr '\n' ' ')" "NULL NULL checkmate "
+check "skip: missing tags are NULL" \
+  "$(q "SELECT (date IS NULL)::text || (site IS NULL)::text FROM pgmate.games WHERE id > $base AND white = 'Eta'")" truetrue
+check "skip: games replay" \
+  "$(q "SELECT bool_and(is_valid_game(start, moves)) FROM pgmate.games WHERE id > $base")" t
+
+# ---- standard input
+base=$(q "SELECT coalesce(max(id), 0) FROM pgmate.games")
+out=$("$PGMATE" import --db "dbname=$DB" --on-error skip - <"$TMP/games.pgn" 2>/dev/null)
+check "stdin: summary" "${out% in *}" "imported 3 games (1 skipped)"
+check "stdin: rows added" "$(q "SELECT count(*) FROM pgmate.games WHERE id > $base")" 3
+
+# ---- --on-error fail (default): exit 2, the failing batch rolled back
+before=$(q "SELECT count(*) FROM pgmate.games")
+"$PGMATE" import --db "dbname=$DB" "$TMP/games.pgn" >"$TMP/out" 2>"$TMP/err"
+rc=$?
+check "fail: exit code" "$rc" 2
+check "fail: nothing on stdout" "$(cat "$TMP/out")" ""
+check_match "fail: error names game, move and line" "$(cat "$TMP/err")" 'PGN game 3, move 2\. Ke3: .*\(line 25\)'
+check_match "fail: says what was committed" "$(cat "$TMP/err")" '0 games committed; the 2 games of the unfinished batch were rolled back'
+check "fail: table unchanged" "$(q "SELECT count(*) FROM pgmate.games")" "$before"
+
+# With --batch 1 the two games before the bad one were committed and stay.
+base=$(q "SELECT coalesce(max(id), 0) FROM pgmate.games")
+"$PGMATE" import --db "dbname=$DB" --batch 1 "$TMP/games.pgn" >/dev/null 2>"$TMP/err"
+rc=$?
+check "fail --batch 1: exit code" "$rc" 2
+check_match "fail --batch 1: says what was committed" "$(cat "$TMP/err")" 'stopped at game 3: 2 games committed \(in 2 batches of up to 1\)'
+check "fail --batch 1: committed games kept" \
+  "$(q "SELECT string_agg(white, ',' ORDER BY id) FROM pgmate.games WHERE id > $base")" "Alpha,Gamma"
+
+# ---- bad input and connection errors
+"$PGMATE" import --db "dbname=$DB" "$TMP/no-such-file.pgn" >/dev/null 2>"$TMP/err"
+check "missing file: exit code" "$?" 2
+check_match "missing file: message" "$(cat "$TMP/err")" 'cannot open PGN file'
+"$PGMATE" import --db "dbname=$DB" --on-error maybe "$TMP/games.pgn" >/dev/null 2>"$TMP/err"
+check "bad --on-error: exit code" "$?" 2
+"$PGMATE" import --db "dbname=$DB" --batch 0 "$TMP/games.pgn" >/dev/null 2>"$TMP/err"
+check "bad --batch: exit code" "$?" 2
+"$PGMATE" import --db "dbname=pgmate_import_no_such_database" "$TMP/games.pgn" >/dev/null 2>"$TMP/err"
+check "bad database: exit code" "$?" 1
+check_match "bad database: libpq message" "$(cat "$TMP/err")" 'cannot connect to the database: .*does not exist'
+
+# ---- openings
+if [ -r "$ECO" ]; then
+  out=$("$PGMATE" import --openings --db "dbname=$DB" 2>"$TMP/err")
+  check "openings: exit code" "$?" 0
+  check "openings: summary" "$out" "loaded 2014 openings"
+  check "openings: rows" "$(q "SELECT count(*) FROM pgmate.openings")" 2014
+  # Loading again replaces the contents.
+  "$PGMATE" import --openings --db "dbname=$DB" "$ECO" >/dev/null 2>&1
+  check "openings: reload replaces" "$(q "SELECT count(*) FROM pgmate.openings")" 2014
+  check "openings: ply and key" \
+    "$(q "SELECT count(*) FROM pgmate.openings WHERE ply <> cardinality(moves) OR key <> (game_keys('startpos', moves))[ply + 1]")" 0
+  check "openings: variation NULL when absent" \
+    "$(q "SELECT (variation IS NULL)::text FROM pgmate.openings WHERE name = 'Polish (Sokolsky) opening' AND ply = 1")" true
+  check_match "openings: Ruy Lopez" \
+    "$(q "SELECT (opening('startpos', '{e2e4,e7e5,g1f3,b8c6,f1b5}')).name")" 'Ruy Lopez|Spanish'
+  "$PGMATE" import --openings --db "dbname=$DB" --batch 5 >/dev/null 2>&1
+  check "openings: --batch refused" "$?" 2
+else
+  echo "skip openings: $ECO not found (install pgn-extract)"
+fi
+
+echo "import: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
