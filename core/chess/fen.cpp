@@ -55,6 +55,7 @@ int parse_clock(std::string_view fen, std::string_view field, const char* name, 
 }  // namespace
 
 char piece_char(Piece p) {
+  if (p == kNoPiece) return '.';
   char c = kPieceChars[type_of(p)];
   return color_of(p) == kWhite ? c : char(c + ('a' - 'A'));
 }

@@ -34,6 +34,6 @@ std::string square_name(Square s);
 // Parses "e4"; returns kNoSquare when the text is not a square.
 Square parse_square(std::string_view text);
 
-char piece_char(Piece p);  // 'P', 'n', ...
+char piece_char(Piece p);  // 'P', 'n', ...; '.' for kNoPiece
 
 }  // namespace pgmate::chess
