@@ -34,24 +34,24 @@ make -s install >/dev/null
 scripts/pg-server.sh start
 eval "$(scripts/pg-server.sh env)"
 psql -X -q -d postgres -tc "SELECT 1 FROM pg_database WHERE datname = 'pgmate'" | grep -q 1 || createdb pgmate
-psql -X -q -d pgmate -c "DROP EXTENSION IF EXISTS pgmate CASCADE" 2>/dev/null
-psql -X -q -d pgmate -c "CREATE EXTENSION pgmate"
+# Existing games in the demo database are kept.
+psql -X -q -d pgmate -c "CREATE EXTENSION IF NOT EXISTS pgmate"
 
 if [ -f /usr/share/pgn-extract/eco.pgn ]; then
   say pgmate import --openings
-  "$pgmate" import --openings --db "dbname=pgmate" 2>/dev/null ||
-    psql -X -q -d pgmate -c "SELECT pgmate.import_openings(pg_read_file('/usr/share/pgn-extract/eco.pgn')) AS openings_loaded"
+  "$pgmate" import --openings --db "dbname=pgmate"
 fi
 
-sql "SELECT board_diagram(play('startpos', '{e2e4,e7e5,g1f3,b8c6,f1b5}'::move[]));" 2>/dev/null || true
+sql "SELECT board_diagram(play('startpos', '{e2e4,e7e5,g1f3,b8c6,f1b5}'::move[]));"
 sql "SELECT uci, san, piece, captured, is_check FROM legal_moves('r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1') WHERE captured IS NOT NULL OR san LIKE 'O-%';"
-sql "SELECT piece, count(*) AS moves FROM move_table() GROUP BY piece ORDER BY piece;" 2>/dev/null || true
+sql "SELECT piece, count(*) AS moves FROM move_table() GROUP BY piece ORDER BY piece;"
 sql "SELECT perft('startpos', 5) AS nodes;"
 sql "SELECT * FROM perft_divide('r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1', 3) ORDER BY nodes DESC LIMIT 5;"
 sql "SELECT pgmate.import_pgn(\$\$[Event \"Immortal Game\"] [White \"Anderssen\"] [Black \"Kieseritzky\"] [Result \"1-0\"]
 1. e4 e5 2. f4 exf4 3. Bc4 Qh4+ 4. Kf1 b5 5. Bxb5 Nf6 6. Nf3 Qh6 7. d3 Nh5 8. Nh4 Qg5 9. Nf5 c6
 10. g4 Nf6 11. Rg1 cxb5 12. h4 Qg6 13. h5 Qg5 14. Qf3 Ng8 15. Bxf4 Qf6 16. Nc3 Bc5 17. Nd5 Qxb2
-18. Bd6 Bxg1 19. e5 Qxa1+ 20. Ke2 Na6 21. Nxg7+ Kd8 22. Qf6+ Nxf6 23. Be7# 1-0\$\$) AS imported;"
+18. Bd6 Bxg1 19. e5 Qxa1+ 20. Ke2 Na6 21. Nxg7+ Kd8 22. Qf6+ Nxf6 23. Be7# 1-0\$\$) AS imported
+     WHERE NOT EXISTS (SELECT FROM pgmate.games WHERE event = 'Immortal Game');"
 sql "SELECT g.id, g.white, g.black, g.result, g.ply_count, o.eco, o.name FROM pgmate.games g, LATERAL opening(g.start, g.moves) o;"
 sql "SELECT g.id, g.white, p.ply, p.san FROM pgmate.games g, LATERAL game_positions(g.start, g.moves) p WHERE p.ply >= 40;"
 sql "SELECT id, white, black FROM pgmate.games WHERE game_keys(start, moves) @> ARRAY[board_key('rnbqkbnr/pppp1ppp/8/8/4Pp2/8/PPPP2PP/RNBQKBNR w KQkq - 0 3')];"
