@@ -66,14 +66,12 @@ test: deps
 test-unit: build
 	cd $(BUILD_DIR) && ctest -LE long --output-on-failure -j $(JOBS)
 
-# The pg_regress suites against the project's own server (installs the extension).
+# The pg_regress suites and the import client against the project's own server
+# (installs the extension first).
 test-sql: build
 	$(MAKE) all
 	$(MAKE) install
-	scripts/pg-server.sh start
-	eval "$$(scripts/pg-server.sh env)" && $(MAKE) installcheck || { cat regression.diffs 2>/dev/null | head -200; exit 1; }
-	eval "$$(scripts/pg-server.sh env)" && dropdb --if-exists pgmate_import_test && createdb pgmate_import_test && \
-	  tests/cli/import.sh $(BUILD_DIR)/bin/pgmate pgmate_import_test
+	scripts/run-sql-tests.sh $(BUILD_DIR)/bin/pgmate
 
 # Deep perft (depth 6 on the whole suite); not part of `make test`.
 test-long: build

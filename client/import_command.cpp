@@ -126,32 +126,6 @@ std::string clean_text(std::string_view s) {
   return out;
 }
 
-// Appends s (clean UTF-8) as a JSON string literal.
-void append_json_string(std::string& out, std::string_view s) {
-  out += '"';
-  for (const char ch : s) {
-    const auto c = static_cast<unsigned char>(ch);
-    switch (ch) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      case '\b': out += "\\b"; break;
-      case '\f': out += "\\f"; break;
-      default:
-        if (c < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\u%04x", c);
-          out += buf;
-        } else {
-          out += ch;
-        }
-    }
-  }
-  out += '"';
-}
-
 // '{e2e4,e7e5,...}': a move[] literal (UCI needs no quoting inside an array).
 std::string uci_array(const std::vector<chess::Move>& moves) {
   std::string s = "{";
@@ -245,14 +219,9 @@ const std::vector<std::string> kGameColumns = {"source", "event", "site",       
 using GameRow = std::array<CopyField, 12>;
 
 GameRow game_row(const chess::PgnGame& g) {
-  std::string tags = "{";
-  for (size_t i = 0; i < g.tags.size(); ++i) {
-    if (i) tags += ", ";
-    append_json_string(tags, clean_text(g.tags[i].first));
-    tags += ": ";
-    append_json_string(tags, clean_text(g.tags[i].second));
-  }
-  tags += '}';
+  chess::PgnTags clean_tags;
+  for (const auto& [name, value] : g.tags) clean_tags.emplace_back(clean_text(name), clean_text(value));
+  const std::string tags = chess::tags_json(clean_tags);
   return GameRow{CopyField{"import"},
                  text_field(g.tag("Event")),
                  text_field(g.tag("Site")),

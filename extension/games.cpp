@@ -31,39 +31,6 @@ void walk_game(const chess::Board& start, const std::vector<Datum>& moves, Visit
   visit(int(moves.size()), b, chess::Move());
 }
 
-// A JSON object of the tags, as jsonb_in reads it (later duplicates win, as in jsonb).
-std::string tags_json(const chess::PgnTags& tags) {
-  std::string json = "{";
-  auto quote = [&json](const std::string& s) {
-    json += '"';
-    for (unsigned char c : s) {
-      switch (c) {
-        case '"': json += "\\\""; break;
-        case '\\': json += "\\\\"; break;
-        case '\n': json += "\\n"; break;
-        case '\r': json += "\\r"; break;
-        case '\t': json += "\\t"; break;
-        default:
-          if (c < 0x20) {
-            char buf[8];
-            snprintf(buf, sizeof buf, "\\u%04x", c);
-            json += buf;
-          } else {
-            json += char(c);
-          }
-      }
-    }
-    json += '"';
-  };
-  for (size_t i = 0; i < tags.size(); ++i) {
-    if (i) json += ", ";
-    quote(tags[i].first);
-    json += ": ";
-    quote(tags[i].second);
-  }
-  return json + "}";
-}
-
 std::vector<std::string> text_array(FunctionCallInfo fcinfo, int n, const char* what) {
   std::vector<std::string> out;
   for (Datum d : pg::array_elements(fcinfo, n, what)) {
@@ -150,7 +117,7 @@ PGMATE_FUNCTION(pgn_games) {
   chess::PgnGame game;
   auto emit_ready_games = [&] {
     while (reader.next(game)) {
-      const std::string json = tags_json(game.tags);
+      const std::string json = chess::tags_json(game.tags);
       std::vector<Datum> moves;
       moves.reserve(game.moves.size());
       for (chess::Move m : game.moves) moves.push_back(pg::move_to_datum(m));

@@ -90,6 +90,14 @@ extern Bitboard king[64];
 extern Bitboard pawn[2][64];
 extern Bitboard line[64][64];     // whole line through two aligned squares, else 0
 extern Bitboard between[64][64];  // squares strictly between, plus the second square
+
+inline Bitboard lookup(const SliderEntry& e, Bitboard occ) {
+#if defined(PGMATE_USE_PEXT) && !defined(__CUDA_ARCH__)
+  return e.attacks[_pext_u64(occ, e.mask)];
+#else
+  return e.attacks[((occ & e.mask) * e.magic) >> e.shift];
+#endif
+}
 }  // namespace tables
 
 // ---- Table-free attacks (the device path; also built on the host by tests) ----
@@ -148,12 +156,7 @@ PGMATE_HD PGMATE_FORCEINLINE Bitboard rook_attacks(Square s, Bitboard occ) {
 #if !PGMATE_ATTACKS_FROM_TABLES
   return table_free::rook_attacks(s, occ);
 #else
-  const tables::SliderEntry& e = tables::rook[s];
-#if defined(PGMATE_USE_PEXT)
-  return e.attacks[_pext_u64(occ, e.mask)];
-#else
-  return e.attacks[((occ & e.mask) * e.magic) >> e.shift];
-#endif
+  return tables::lookup(tables::rook[s], occ);
 #endif
 }
 
@@ -161,12 +164,7 @@ PGMATE_HD PGMATE_FORCEINLINE Bitboard bishop_attacks(Square s, Bitboard occ) {
 #if !PGMATE_ATTACKS_FROM_TABLES
   return table_free::bishop_attacks(s, occ);
 #else
-  const tables::SliderEntry& e = tables::bishop[s];
-#if defined(PGMATE_USE_PEXT)
-  return e.attacks[_pext_u64(occ, e.mask)];
-#else
-  return e.attacks[((occ & e.mask) * e.magic) >> e.shift];
-#endif
+  return tables::lookup(tables::bishop[s], occ);
 #endif
 }
 

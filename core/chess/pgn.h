@@ -112,6 +112,10 @@ std::vector<PgnGame> parse_pgn(std::string_view text, PgnErrorMode mode = PgnErr
 // Throws std::invalid_argument for an illegal move, a bad result or a bad tag name.
 std::string to_pgn(const PgnTags& tags, const Board& start, const std::vector<Move>& moves,
                    std::string_view result);
+// The tags as a JSON object text ({"Event": "...", ...}), in order; a repeated name
+// appears twice (JSON readers such as jsonb keep the last). Text must be valid UTF-8.
+std::string tags_json(const PgnTags& tags);
+
 std::string to_pgn(const PgnGame& game);
 
 }  // namespace pgmate::chess

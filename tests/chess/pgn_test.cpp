@@ -645,3 +645,16 @@ TEST(PgnRead, DebianEcoFile) {
 
 }  // namespace
 }  // namespace pgmate::chess
+
+namespace pgmate::chess {
+namespace {
+
+TEST(PgnTagsJson, EscapesQuotesBackslashesAndControls) {
+  const PgnTags tags = {{"Event", "A \"quoted\" \\ name"}, {"Site", "line\nbreak\x01"}, {"Empty", ""}};
+  EXPECT_EQ(tags_json(tags),
+            "{\"Event\": \"A \\\"quoted\\\" \\\\ name\", \"Site\": \"line\\nbreak\\u0001\", \"Empty\": \"\"}");
+  EXPECT_EQ(tags_json({}), "{}");
+}
+
+}  // namespace
+}  // namespace pgmate::chess

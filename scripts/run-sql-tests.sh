@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# The SQL suites: pg_regress (make installcheck) and the import client, against the
+# project's own server. A server this script starts is stopped again when it ends;
+# one that was already running (make demo) is left alone.
+# Usage: scripts/run-sql-tests.sh PGMATE_BINARY
+set -euo pipefail
+pgmate=$1
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+
+if ! scripts/pg-server.sh status >/dev/null 2>&1; then
+  scripts/pg-server.sh start
+  trap 'scripts/pg-server.sh stop' EXIT
+fi
+eval "$(scripts/pg-server.sh env)"
+
+if ! make -s installcheck; then
+  head -n 200 regression.diffs 2>/dev/null || true
+  exit 1
+fi
+dropdb --if-exists pgmate_import_test
+createdb pgmate_import_test
+tests/cli/import.sh "$pgmate" pgmate_import_test
+dropdb pgmate_import_test
