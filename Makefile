@@ -9,7 +9,8 @@
 EXTENSION   = pgmate
 EXT_VERSION = 0.1.0
 MODULE_big  = pgmate
-OBJS        = $(patsubst %.cpp,%.o,$(sort $(wildcard extension/*.cpp)) $(sort $(wildcard core/chess/*.cpp)))
+OBJS        = $(patsubst %.cpp,%.o,$(sort $(wildcard extension/*.cpp)) $(sort $(wildcard core/chess/*.cpp)) \
+              $(sort $(wildcard core/nn/*.cpp)))
 DATA_built  = pgmate--$(EXT_VERSION).sql
 REGRESS     = $(patsubst sql/%.sql,%,$(sort $(wildcard sql/*.sql)))
 REGRESS_OPTS = --inputdir=. --load-extension=pgmate
