@@ -10,12 +10,13 @@ EXTENSION   = pgmate
 EXT_VERSION = 0.1.0
 MODULE_big  = pgmate
 OBJS        = $(patsubst %.cpp,%.o,$(sort $(wildcard extension/*.cpp)) $(sort $(wildcard core/chess/*.cpp)) \
-              $(sort $(wildcard core/nn/*.cpp)))
+              $(sort $(wildcard core/nn/*.cpp)) \
+              $(sort $(wildcard gpu_worker/protocol/*.cpp)) gpu_worker/client/worker_client.cpp)
 DATA_built  = pgmate--$(EXT_VERSION).sql
 REGRESS     = $(patsubst sql/%.sql,%,$(sort $(wildcard sql/*.sql)))
 REGRESS_OPTS = --inputdir=. --load-extension=pgmate
 EXTRA_CLEAN = results regression.diffs regression.out
-PG_CPPFLAGS = -Icore -Iextension
+PG_CPPFLAGS = -Icore -Iextension -Igpu_worker
 PG_CXXFLAGS = -std=c++20 -Wno-register
 SHLIB_LINK  = -lstdc++
 # C++20 is beyond the JIT bitcode toolchain PostgreSQL was built with; the module is
@@ -36,6 +37,16 @@ endif
 
 pgmate--$(EXT_VERSION).sql: $(sort $(wildcard extension/sql/*.sql))
 	cat $^ > $@
+
+# pgmate-worker (built by CMake) goes beside postgres, where the supervisor looks for it.
+WORKER_BIN ?= build/bin/pgmate-worker
+install: install-worker
+.PHONY: install-worker
+install-worker:
+	@if [ -x $(WORKER_BIN) ]; then \
+	  echo "installing $(WORKER_BIN) into $(DESTDIR)$(bindir)"; \
+	  $(INSTALL_PROGRAM) $(WORKER_BIN) '$(DESTDIR)$(bindir)/pgmate-worker'; \
+	else echo "note: $(WORKER_BIN) not built (make build); pgmate-worker not installed"; fi
 
 # ---------------------------------------------------------------- convenience targets
 BUILD_DIR    ?= build

@@ -3,7 +3,7 @@
 # as the `postgres` OS user (the server refuses root), listening only on a Unix socket
 # in .pgdata/socket.
 #
-#   scripts/pg-server.sh start | stop | status | env
+#   scripts/pg-server.sh start | stop | restart | status | env
 #
 # `env` prints the PGHOST/PGPORT/PGUSER settings for clients (eval "$(scripts/pg-server.sh env)").
 set -euo pipefail
@@ -44,9 +44,12 @@ start() {
     echo "pg-server: already running (socket $socket, port $port)"
     return
   fi
+  # With the extension installed, preload it: its background worker supervises pgmate-worker.
+  local preload=""
+  [ -f "$(pg_config --pkglibdir)/pgmate.so" ] && preload="-c shared_preload_libraries=pgmate"
   as_owner "$bin/pg_ctl" -D "$data/cluster" -l "$data/server.log" -w -t 60 start \
-    -o "-c listen_addresses='' -c unix_socket_directories='$socket' -p $port" >/dev/null
-  echo "pg-server: running (socket $socket, port $port, log $data/server.log)"
+    -o "-c listen_addresses='' -c unix_socket_directories='$socket' -p $port $preload" >/dev/null
+  echo "pg-server: running (socket $socket, port $port, log $data/server.log${preload:+, pgmate preloaded})"
 }
 
 stop() {
@@ -59,7 +62,8 @@ stop() {
 case "${1:-}" in
   start) start ;;
   stop) stop ;;
+  restart) stop; start ;;
   status) as_owner "$bin/pg_ctl" -D "$data/cluster" status ;;
   env) echo "export PGHOST='$socket' PGPORT=$port PGUSER=$user" ;;
-  *) echo "usage: $0 start|stop|status|env" >&2; exit 2 ;;
+  *) echo "usage: $0 start|stop|restart|status|env" >&2; exit 2 ;;
 esac

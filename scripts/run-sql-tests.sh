@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
 # The SQL suites: pg_regress (make installcheck) and the import client, against the
 # project's own server. A server this script starts is stopped again when it ends;
-# one that was already running (make demo) is left alone.
+# one that was already running (make demo) is restarted and left running.
 # Usage: scripts/run-sql-tests.sh PGMATE_BINARY
 set -euo pipefail
 pgmate=$1
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 
-if ! scripts/pg-server.sh status >/dev/null 2>&1; then
+# (Re)start so the server preloads the freshly installed module and its worker.
+if scripts/pg-server.sh status >/dev/null 2>&1; then
+  scripts/pg-server.sh restart
+else
   scripts/pg-server.sh start
   trap 'scripts/pg-server.sh stop' EXIT
 fi

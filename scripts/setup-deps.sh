@@ -12,7 +12,7 @@ packages=(
   gnuchess-book                     # a real Polyglot book: the key tests read it
   pgn-extract                       # eco.pgn: named opening lines
 )
-torch_packages=(libtorch-dev)       # installed without recommends (pulls no CUDA stack)
+torch_packages=(libtorch-dev libopenblas0-pthread)  # without recommends; OpenBLAS for fast CPU maths
 
 missing=()
 for p in "${packages[@]}" "${torch_packages[@]}"; do

@@ -1,0 +1,71 @@
+#include "worker_link.h"
+
+#include <memory>
+#include <string>
+
+#include "guard.h"
+
+extern "C" {
+#include "utils/guc.h"
+}
+
+namespace pgmate::pg {
+
+char* worker_socket_setting = nullptr;
+char* worker_command_setting = nullptr;
+char* worker_device_setting = nullptr;
+int worker_timeout_ms = 60000;
+
+namespace {
+std::unique_ptr<worker::WorkerClient> g_client;
+std::string g_client_address;
+}  // namespace
+
+std::string worker_socket_path() {
+  if (worker_socket_setting && *worker_socket_setting) return worker_socket_setting;
+  return std::string(DataDir) + "/pgmate_worker.sock";
+}
+
+std::string worker_command_path() {
+  if (worker_command_setting && *worker_command_setting) return worker_command_setting;
+  // Beside the postgres binary (make install puts it there).
+  std::string exec = my_exec_path;
+  return exec.substr(0, exec.rfind('/') + 1) + "pgmate-worker";
+}
+
+worker::WorkerClient& worker_client() {
+  const std::string address = worker_socket_path();
+  if (g_client && g_client_address == address) return *g_client;
+  worker::ClientOptions options;
+  options.address = address;
+  options.request_timeout = std::chrono::milliseconds(worker_timeout_ms);
+  options.connect_timeout = std::chrono::milliseconds(std::min(worker_timeout_ms, 2000));
+  options.poll = [] { check_for_interrupts(); };
+  g_client = std::make_unique<worker::WorkerClient>(options);
+  g_client_address = address;
+  return *g_client;
+}
+
+void forget_worker_client() {
+  g_client.reset();
+  g_client_address.clear();
+}
+
+void rethrow_worker_failure() {
+  try {
+    throw;
+  } catch (const worker::WorkerUnavailable& e) {
+    forget_worker_client();
+    throw SqlError(ERRCODE_CONNECTION_FAILURE,
+                   std::string("pgmate worker unavailable: ") + e.what() +
+                       " (is shared_preload_libraries = 'pgmate' set, or pgmate-worker running on that socket?)");
+  } catch (const worker::WorkerError& e) {
+    throw SqlError(ERRCODE_INVALID_PARAMETER_VALUE, std::string("pgmate worker: ") + e.what());
+  } catch (const PgError&) {
+    // Cancelled while waiting: the connection is in an unknown state.
+    forget_worker_client();
+    throw;
+  }
+}
+
+}  // namespace pgmate::pg

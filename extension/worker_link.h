@@ -1,0 +1,39 @@
+// The backend's connection to pgmate-worker, and the settings that locate it.
+#pragma once
+
+#include <string>
+
+#include "client/worker_client.h"
+
+namespace pgmate::pg {
+
+// Settings (GUCs), defined in _PG_init.
+extern char* worker_socket_setting;   // pgmate.worker_socket: '' = <data dir>/pgmate_worker.sock
+extern char* worker_command_setting;  // pgmate.worker_command: '' = pgmate-worker beside postgres
+extern char* worker_device_setting;   // pgmate.worker_device: auto, cpu, cuda
+extern int worker_timeout_ms;         // pgmate.worker_timeout
+
+std::string worker_socket_path();
+std::string worker_command_path();
+
+// The worker client of this backend, connected on first use and after a failure. Worker
+// failures become SqlErrors with SQLSTATE 08006 (connection_failure) naming the socket;
+// errors the worker reports become 22023 or XX000. While waiting, query cancel and
+// statement_timeout are honoured.
+template <class F>
+auto with_worker(F&& f) -> decltype(f(std::declval<worker::WorkerClient&>()));
+
+worker::WorkerClient& worker_client();
+void forget_worker_client();
+[[noreturn]] void rethrow_worker_failure();  // call inside a catch block
+
+template <class F>
+auto with_worker(F&& f) -> decltype(f(std::declval<worker::WorkerClient&>())) {
+  try {
+    return f(worker_client());
+  } catch (...) {
+    rethrow_worker_failure();
+  }
+}
+
+}  // namespace pgmate::pg

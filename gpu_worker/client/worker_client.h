@@ -1,0 +1,82 @@
+// Client side of the worker protocol: what the extension, the CLI and tests use to talk to
+// pgmate-worker. Pure C++ (no PostgreSQL, no Torch, no CUDA headers).
+//
+// Every call sends one framed request and waits for its reply. Waiting is bounded: a
+// worker that is down, dies mid-request or does not answer within the timeout gives a
+// WorkerUnavailable error; a poll hook runs every few milliseconds while waiting, so a
+// PostgreSQL backend can honour query cancel (the hook may throw, which closes the
+// connection).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "chess/board.h"
+#include "chess/packed.h"
+
+namespace pgmate::worker {
+
+// The worker could not be reached, closed the connection, or timed out.
+class WorkerUnavailable : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// The worker answered with an error (bad request, unknown network, ...).
+class WorkerError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+enum class Device { kAuto, kCpu, kGpu };
+
+struct EvalInput {
+  // The position to evaluate first, then up to 3 previous positions, newest first (the
+  // network's history planes; missing ones are zero planes).
+  std::vector<chess::Board> history;
+};
+
+struct EvalOutput {
+  float win = 0, draw = 0, loss = 0;  // from the side to move's point of view
+  std::vector<chess::Move> moves;     // the legal moves, in generation order
+  std::vector<float> priors;          // softmax over the legal moves' policy logits
+};
+
+struct ClientOptions {
+  // Unix socket path ("/path/to/socket") or "tcp://host:port".
+  std::string address;
+  std::string token;  // required by the worker on TCP
+  std::chrono::milliseconds connect_timeout{2000};
+  std::chrono::milliseconds request_timeout{60000};
+  std::function<void()> poll;  // called every ~10 ms while waiting; may throw
+};
+
+class WorkerClient {
+ public:
+  explicit WorkerClient(ClientOptions options);  // connects; throws WorkerUnavailable
+  ~WorkerClient();
+  WorkerClient(WorkerClient&&) noexcept;
+  WorkerClient& operator=(WorkerClient&&) noexcept;
+
+  std::uint64_t perft(const chess::Board& b, int depth, Device device = Device::kAuto);
+  std::vector<std::vector<chess::Move>> legal_moves_batch(const std::vector<chess::Board>& boards);
+  // network_id 0 = the network the worker serves now.
+  std::vector<EvalOutput> evaluate(const std::vector<EvalInput>& inputs, std::int64_t network_id = 0);
+  // Serve network `id` from now on, its weights as stored in pgmate.networks.weights.
+  void load_network(std::int64_t id, const std::string& config_json, const std::string& weights);
+  // Randomly initialised weights for a configuration (for pgmate.init_network).
+  std::string init_network_weights(const std::string& config_json, std::uint64_t seed);
+  // JSON: device, network, queue depth, batches run, mean batch size, positions/s, ...
+  std::string status_json();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace pgmate::worker

@@ -1,0 +1,56 @@
+// The network's configuration: the hyper-parameters of the "NeuralMatePlay" seed
+// architecture (see network.h), read from a small flat JSON object.
+//
+//   {"filters": 128, "blocks": 8, "attention_blocks": 2, "heads": 4, "se_ratio": 8}
+//
+// Every key is optional (defaults above); "" and "{}" give the defaults. Values are JSON
+// integers. Unknown keys, repeated keys, non-integers and out-of-range values throw
+// std::invalid_argument naming the key. Constraints:
+//   filters           8..1024, a multiple of 8 (GroupNorm uses 8 groups)
+//   blocks            0..64 residual blocks
+//   attention_blocks  0..blocks: the last attention_blocks blocks carry self-attention
+//   heads             1..64 attention heads, filters % heads == 0
+//   se_ratio          1..filters, filters % se_ratio == 0 (SE hidden = filters / se_ratio)
+//
+// No LibTorch here: the server can validate and print configurations without it.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace pgmate::worker::nn {
+
+inline constexpr int kInputPlanes = 72;     // encoded planes per position (core/nn/encoding.h)
+inline constexpr int kBoardSquares = 64;    // 8 x 8
+inline constexpr int kPolicySize = 4672;    // 64 from-squares x 73 move types (core/nn/policy.h)
+inline constexpr int kWdlSize = 3;          // win, draw, loss
+inline constexpr int kNormGroups = 8;       // GroupNorm groups in the tower and policy head
+inline constexpr int kPolicyChannels = 32;  // policy head 1x1 conv width
+inline constexpr int kValueChannels = 4;    // WDL head 1x1 conv width
+inline constexpr int kValueHidden = 256;    // WDL head hidden layer
+
+struct NetworkConfig {
+  int filters = 128;
+  int blocks = 8;
+  int attention_blocks = 2;
+  int heads = 4;
+  int se_ratio = 8;
+
+  bool operator==(const NetworkConfig&) const = default;
+};
+
+// Parses and validates; throws std::invalid_argument naming the offending key or position.
+NetworkConfig parse_network_config(const std::string& json);
+
+// Throws std::invalid_argument when a value is out of range (parse_network_config's rules).
+void validate_network_config(const NetworkConfig& config);
+
+// {"filters":128,"blocks":8,"attention_blocks":2,"heads":4,"se_ratio":8}: every key, in
+// this order; parse_network_config(to_json(c)) == c.
+std::string to_json(const NetworkConfig& config);
+
+// Trainable parameters of the network built from this configuration (no LibTorch needed;
+// equals the sum of numel() over NetworkImpl::parameters()).
+std::int64_t parameter_count(const NetworkConfig& config);
+
+}  // namespace pgmate::worker::nn

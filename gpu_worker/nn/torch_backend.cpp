@@ -1,0 +1,262 @@
+// make_torch_backend: the EvalBackend that serves the LibTorch network (network.h).
+//
+// Device: "cpu"; "cuda" / "cuda:N" (std::runtime_error when LibTorch has no CUDA or no such
+// device); "auto" (cuda:0 when torch::cuda::is_available(), else cpu); anything else throws
+// std::invalid_argument. On CUDA the forward pass runs under fp16 autocast (set
+// PGMATE_NN_FP16=0 for fp32); WDL and priors are always softmaxed in fp32.
+//
+// Threads: the first backend made sets LibTorch's intra-op threads (process-wide) to
+// PGMATE_NN_THREADS when that is a positive integer; else leaves LibTorch's choice when
+// OMP_NUM_THREADS or MKL_NUM_THREADS is set; else std::thread::hardware_concurrency() for a
+// CPU backend, at most 4 for a CUDA one. Never more than hardware_concurrency(). On a host
+// whose cores are busy with other work, fewer threads is much faster (OpenMP barriers wait
+// for descheduled threads): set PGMATE_NN_THREADS there.
+//
+// Concurrency: run() may be called from several threads; load() swaps the served network
+// atomically (runs in flight finish on the network they started with).
+#include <algorithm>
+#include <cstdlib>
+#include <limits>
+#include <memory>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include <torch/torch.h>
+#if __has_include(<ATen/autocast_mode.h>)
+#include <ATen/autocast_mode.h>
+#define PGMATE_NN_HAVE_AUTOCAST 1
+#else
+#define PGMATE_NN_HAVE_AUTOCAST 0
+#endif
+
+#include "nn/network.h"
+#include "server/eval_backend.h"
+
+namespace pgmate::worker {
+namespace {
+
+using nn::kBoardSquares;
+using nn::kInputPlanes;
+using nn::kPolicySize;
+using nn::kWdlSize;
+
+int env_int(const char* name, int fallback) {
+  const char* v = std::getenv(name);
+  if (!v || !*v) return fallback;
+  char* end = nullptr;
+  long n = std::strtol(v, &end, 10);
+  if (*end != '\0' || n < 0 || n > 4096) return fallback;
+  return static_cast<int>(n);
+}
+
+// LibTorch's intra-op threads are process-wide: set once, by the first backend made.
+void configure_threads_once(bool cuda) {
+  static std::once_flag once;
+  std::call_once(once, [cuda] {
+    const int hardware = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    int threads = env_int("PGMATE_NN_THREADS", 0);
+    if (threads <= 0 && (std::getenv("OMP_NUM_THREADS") || std::getenv("MKL_NUM_THREADS"))) return;  // LibTorch honours them
+    if (threads <= 0) threads = cuda ? std::min(hardware, 4) : hardware;  // on CUDA the CPU only feeds the GPU
+    torch::set_num_threads(std::min(threads, hardware));
+  });
+}
+
+torch::Device parse_device(const std::string& name) {
+  if (name == "cpu") return torch::Device(torch::kCPU);
+  if (name == "auto") {
+    return torch::cuda::is_available() ? torch::Device(torch::kCUDA, 0) : torch::Device(torch::kCPU);
+  }
+  if (name == "cuda" || name.rfind("cuda:", 0) == 0) {
+    int index = 0;
+    if (name.size() > 5) {
+      const std::string digits = name.substr(5);
+      if (digits.empty() || digits.size() > 3 || digits.find_first_not_of("0123456789") != std::string::npos) {
+        throw std::invalid_argument("torch backend: bad device \"" + name + "\"");
+      }
+      index = std::stoi(digits);
+    }
+    if (!torch::cuda::is_available()) {
+      throw std::runtime_error("torch backend: device \"" + name +
+                               "\" requested but LibTorch has no CUDA device (this build or machine is CPU-only)");
+    }
+    if (index >= static_cast<int>(torch::cuda::device_count())) {
+      throw std::runtime_error("torch backend: no CUDA device " + std::to_string(index));
+    }
+    return torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(index));
+  }
+  throw std::invalid_argument("torch backend: unknown device \"" + name + "\" (expected cpu, cuda, cuda:N or auto)");
+}
+
+// CUDA fp16 autocast for the scope (thread-local state in LibTorch).
+class AutocastScope {
+ public:
+  explicit AutocastScope(bool enable) {
+#if PGMATE_NN_HAVE_AUTOCAST
+    if (!enable) return;
+    active_ = true;
+    previous_enabled_ = at::autocast::is_enabled();
+    previous_dtype_ = at::autocast::get_autocast_gpu_dtype();
+    at::autocast::set_autocast_gpu_dtype(at::kHalf);
+    at::autocast::set_enabled(true);
+    at::autocast::increment_nesting();
+#else
+    (void)enable;
+#endif
+  }
+  ~AutocastScope() {
+#if PGMATE_NN_HAVE_AUTOCAST
+    if (!active_) return;
+    if (at::autocast::decrement_nesting() == 0) at::autocast::clear_cache();
+    at::autocast::set_enabled(previous_enabled_);
+    at::autocast::set_autocast_gpu_dtype(previous_dtype_);
+#endif
+  }
+  AutocastScope(const AutocastScope&) = delete;
+  AutocastScope& operator=(const AutocastScope&) = delete;
+
+ private:
+  bool active_ = false;
+  bool previous_enabled_ = false;
+  at::ScalarType previous_dtype_ = at::kHalf;
+};
+
+struct Served {
+  nn::Network network{nullptr};
+  nn::NetworkConfig config;
+  std::int64_t parameters = 0;
+};
+
+class TorchBackend final : public EvalBackend {
+ public:
+  explicit TorchBackend(torch::Device device)
+      : device_(device), fp16_(device.is_cuda() && PGMATE_NN_HAVE_AUTOCAST && env_int("PGMATE_NN_FP16", 1) != 0) {
+    configure_threads_once(device.is_cuda());
+  }
+
+  std::string device() const override { return device_.str(); }
+
+  std::string network_json() const override {
+    auto served = snapshot();
+    if (!served) return "null";
+    std::string json = nn::to_json(served->config);
+    json.pop_back();  // '}'
+    json += ",\"parameters\":" + std::to_string(served->parameters) + "}";
+    return json;
+  }
+
+  void load(const std::string& config_json, const std::string& weights) override {
+    const nn::NetworkConfig config = nn::parse_network_config(config_json);
+    auto served = std::make_shared<Served>();
+    served->network = nn::load_network(config, weights);
+    served->network->to(device_);
+    served->network->eval();
+    served->config = config;
+    served->parameters = nn::count_parameters(*served->network);
+    std::lock_guard<std::mutex> lock(mutex_);
+    served_ = std::move(served);
+  }
+
+  std::string init_weights(const std::string& config_json, std::uint64_t seed) override {
+    return nn::init_network_bytes(nn::parse_network_config(config_json), seed);
+  }
+
+  EvalBatchResult run(const EvalBatch& batch) override {
+    auto served = snapshot();
+    if (!served) throw std::runtime_error("torch backend: no network loaded");
+    validate(batch);
+    EvalBatchResult result;
+    const std::int64_t n = batch.size;
+    if (n == 0) return result;
+
+    c10::InferenceMode inference;
+    const auto cpu_floats = torch::TensorOptions().dtype(torch::kFloat32);
+    // The planes stay owned by the batch: read-only on the CPU, copied to the GPU.
+    auto input = torch::from_blob(const_cast<float*>(batch.planes.data()), {n, kInputPlanes, 8, 8}, cpu_floats);
+    input = device_.is_cuda() ? input.to(device_) : input;
+
+    nn::NetworkOutput out;
+    {
+      AutocastScope autocast(fp16_);
+      nn::Network network = served->network;  // a holder copy: forward() is not const
+      out = network->forward(input);
+    }
+
+    // WDL: softmax over the 3 logits.
+    auto wdl = torch::softmax(out.wdl.to(torch::kFloat32), 1).to(torch::kCPU).contiguous();
+    result.wdl.assign(wdl.data_ptr<float>(), wdl.data_ptr<float>() + n * kWdlSize);
+
+    // Priors: gather each position's legal slots on the device (padded to the longest
+    // list, padding masked to -inf), softmax there, copy back only [n, longest].
+    std::size_t longest = 0;
+    for (const auto& slots : batch.legal_slots) longest = std::max(longest, slots.size());
+    result.priors.resize(static_cast<std::size_t>(n));
+    if (longest == 0) return result;
+    const auto width = static_cast<std::int64_t>(longest);
+    std::vector<std::int64_t> index(static_cast<std::size_t>(n * width), 0);
+    std::vector<std::int64_t> lengths(static_cast<std::size_t>(n));
+    for (std::int64_t i = 0; i < n; ++i) {
+      const auto& slots = batch.legal_slots[static_cast<std::size_t>(i)];
+      std::copy(slots.begin(), slots.end(), index.begin() + i * width);
+      lengths[static_cast<std::size_t>(i)] = static_cast<std::int64_t>(slots.size());
+    }
+    const auto longs = torch::TensorOptions().dtype(torch::kInt64);
+    auto index_t = torch::from_blob(index.data(), {n, width}, longs).to(device_);
+    auto lengths_t = torch::from_blob(lengths.data(), {n, 1}, longs).to(device_);
+    auto padding = torch::arange(width, longs.device(device_)).unsqueeze(0) >= lengths_t;  // [n, width]
+    auto legal = out.policy.gather(1, index_t).to(torch::kFloat32);
+    legal = legal.masked_fill(padding, -std::numeric_limits<float>::infinity());
+    auto priors = torch::softmax(legal, 1).to(torch::kCPU).contiguous();
+    const float* p = priors.data_ptr<float>();
+    for (std::int64_t i = 0; i < n; ++i) {
+      const float* row = p + i * width;
+      result.priors[static_cast<std::size_t>(i)].assign(row, row + lengths[static_cast<std::size_t>(i)]);
+    }
+    return result;
+  }
+
+ private:
+  std::shared_ptr<const Served> snapshot() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return served_;
+  }
+
+  static void validate(const EvalBatch& batch) {
+    if (batch.size < 0) throw std::invalid_argument("torch backend: negative batch size");
+    const auto n = static_cast<std::size_t>(batch.size);
+    const std::size_t plane_floats = static_cast<std::size_t>(kInputPlanes) * kBoardSquares;
+    if (batch.planes.size() != n * plane_floats) {
+      throw std::invalid_argument("torch backend: batch of " + std::to_string(n) + " needs " +
+                                  std::to_string(n * plane_floats) + " plane floats, got " +
+                                  std::to_string(batch.planes.size()));
+    }
+    if (batch.legal_slots.size() != n) {
+      throw std::invalid_argument("torch backend: batch of " + std::to_string(n) + " has " +
+                                  std::to_string(batch.legal_slots.size()) + " legal-slot lists");
+    }
+    for (std::size_t i = 0; i < n; ++i) {
+      for (int slot : batch.legal_slots[i]) {
+        if (slot < 0 || slot >= kPolicySize) {
+          throw std::invalid_argument("torch backend: position " + std::to_string(i) + " has policy slot " +
+                                      std::to_string(slot) + " outside 0.." + std::to_string(kPolicySize - 1));
+        }
+      }
+    }
+  }
+
+  const torch::Device device_;
+  const bool fp16_;
+  mutable std::mutex mutex_;
+  std::shared_ptr<const Served> served_;
+};
+
+}  // namespace
+
+std::unique_ptr<EvalBackend> make_torch_backend(const std::string& device) {
+  return std::make_unique<TorchBackend>(parse_device(device));
+}
+
+}  // namespace pgmate::worker

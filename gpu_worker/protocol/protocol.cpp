@@ -1,0 +1,449 @@
+#include "protocol/protocol.h"
+
+#include <cstdio>
+#include <cstring>
+
+#include "chess/fen.h"
+
+namespace pgmate::worker::protocol {
+
+namespace {
+
+std::string hex16(std::uint16_t v) {
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "0x%04x", unsigned(v));
+  return buf;
+}
+
+}  // namespace
+
+bool is_known_type(std::uint16_t type) {
+  switch (MessageType(type)) {
+    case MessageType::kHello:
+    case MessageType::kPerft:
+    case MessageType::kLegalMoves:
+    case MessageType::kEvaluate:
+    case MessageType::kLoadNetwork:
+    case MessageType::kInitWeights:
+    case MessageType::kStatus:
+    case MessageType::kHelloReply:
+    case MessageType::kPerftReply:
+    case MessageType::kLegalMovesReply:
+    case MessageType::kEvaluateReply:
+    case MessageType::kLoadNetworkReply:
+    case MessageType::kInitWeightsReply:
+    case MessageType::kStatusReply:
+    case MessageType::kError:
+      return true;
+  }
+  return false;
+}
+
+bool is_request(MessageType type) { return (std::uint16_t(type) & 0x8000) == 0; }
+
+MessageType reply_type(MessageType request) { return MessageType(std::uint16_t(request) | 0x8000); }
+
+std::string type_name(MessageType type) {
+  switch (type) {
+    case MessageType::kHello: return "HELLO";
+    case MessageType::kPerft: return "PERFT";
+    case MessageType::kLegalMoves: return "LEGAL_MOVES";
+    case MessageType::kEvaluate: return "EVALUATE";
+    case MessageType::kLoadNetwork: return "LOAD_NETWORK";
+    case MessageType::kInitWeights: return "INIT_WEIGHTS";
+    case MessageType::kStatus: return "STATUS";
+    case MessageType::kHelloReply: return "HELLO_REPLY";
+    case MessageType::kPerftReply: return "PERFT_REPLY";
+    case MessageType::kLegalMovesReply: return "LEGAL_MOVES_REPLY";
+    case MessageType::kEvaluateReply: return "EVALUATE_REPLY";
+    case MessageType::kLoadNetworkReply: return "LOAD_NETWORK_REPLY";
+    case MessageType::kInitWeightsReply: return "INIT_WEIGHTS_REPLY";
+    case MessageType::kStatusReply: return "STATUS_REPLY";
+    case MessageType::kError: return "ERROR";
+  }
+  return "type " + hex16(std::uint16_t(type));
+}
+
+std::string type_name(std::uint16_t type) { return type_name(MessageType(type)); }
+
+std::string error_code_name(ErrorCode code) {
+  switch (code) {
+    case ErrorCode::kBadFrame: return "bad frame";
+    case ErrorCode::kBadRequest: return "bad request";
+    case ErrorCode::kUnauthorized: return "unauthorized";
+    case ErrorCode::kUnavailable: return "unavailable";
+    case ErrorCode::kBackend: return "backend error";
+    case ErrorCode::kShuttingDown: return "shutting down";
+    case ErrorCode::kInternal: return "internal error";
+    case ErrorCode::kBusy: return "busy";
+  }
+  return "error " + std::to_string(unsigned(code));
+}
+
+std::uint32_t Limits::max_payload_for(MessageType type) const {
+  switch (type) {
+    case MessageType::kLoadNetwork:
+    case MessageType::kInitWeightsReply:
+      return max_large_payload;
+    default:
+      return max_payload;
+  }
+}
+
+// ---- header ----
+
+FrameHeader decode_header(std::span<const std::uint8_t> bytes, const Limits& limits) {
+  if (bytes.size() < kHeaderSize)
+    throw ProtocolError("truncated frame header: " + std::to_string(bytes.size()) + " of " +
+                        std::to_string(kHeaderSize) + " bytes");
+  if (std::memcmp(bytes.data(), kMagic, 4) != 0) {
+    char shown[64];
+    std::snprintf(shown, sizeof shown, "%02x %02x %02x %02x", bytes[0], bytes[1], bytes[2], bytes[3]);
+    throw ProtocolError(std::string("bad frame magic (") + shown +
+                        ", expected \"PGMW\"): not a pgmate-worker peer, or the stream is out of sync");
+  }
+  const std::uint16_t version = std::uint16_t(bytes[4] | (bytes[5] << 8));
+  if (version != kVersion)
+    throw ProtocolError("unsupported protocol version " + std::to_string(version) + " (this side speaks version " +
+                        std::to_string(kVersion) + ")");
+  const std::uint16_t type = std::uint16_t(bytes[6] | (bytes[7] << 8));
+  if (!is_known_type(type)) throw ProtocolError("unknown message type " + hex16(type));
+  FrameHeader h;
+  h.type = MessageType(type);
+  std::memcpy(&h.request_id, bytes.data() + 8, 4);
+  std::memcpy(&h.payload_length, bytes.data() + 12, 4);
+  const std::uint32_t limit = limits.max_payload_for(h.type);
+  if (h.payload_length > limit)
+    throw ProtocolError(type_name(h.type) + " frame of " + std::to_string(h.payload_length) +
+                        " bytes exceeds the limit of " + std::to_string(limit) + " bytes");
+  return h;
+}
+
+void encode_header(const FrameHeader& h, std::uint8_t* out) {
+  std::memcpy(out, kMagic, 4);
+  out[4] = std::uint8_t(kVersion & 0xFF);
+  out[5] = std::uint8_t(kVersion >> 8);
+  const std::uint16_t type = std::uint16_t(h.type);
+  out[6] = std::uint8_t(type & 0xFF);
+  out[7] = std::uint8_t(type >> 8);
+  std::memcpy(out + 8, &h.request_id, 4);
+  std::memcpy(out + 12, &h.payload_length, 4);
+}
+
+Bytes encode_frame(MessageType type, std::uint32_t request_id, std::span<const std::uint8_t> payload) {
+  if (payload.size() > 0xFFFFFFFFu) throw ProtocolError(type_name(type) + " payload too large for a frame");
+  Bytes out(kHeaderSize + payload.size());
+  encode_header(FrameHeader{type, request_id, std::uint32_t(payload.size())}, out.data());
+  if (!payload.empty()) std::memcpy(out.data() + kHeaderSize, payload.data(), payload.size());
+  return out;
+}
+
+// ---- reader / writer ----
+
+void Reader::fail(const std::string& why) const { throw ProtocolError(type_name(type_) + " payload: " + why); }
+
+void Reader::need(std::size_t n, const char* what) {
+  if (remaining() < n)
+    fail(std::string("truncated at byte ") + std::to_string(pos_) + ": " + what + " needs " + std::to_string(n) +
+         " bytes, " + std::to_string(remaining()) + " left");
+}
+
+std::uint8_t Reader::u8() {
+  need(1, "a u8");
+  return data_[pos_++];
+}
+
+std::uint16_t Reader::u16() {
+  need(2, "a u16");
+  std::uint16_t v;
+  std::memcpy(&v, data_.data() + pos_, 2);
+  pos_ += 2;
+  return v;
+}
+
+std::uint32_t Reader::u32() {
+  need(4, "a u32");
+  std::uint32_t v;
+  std::memcpy(&v, data_.data() + pos_, 4);
+  pos_ += 4;
+  return v;
+}
+
+std::uint64_t Reader::u64() {
+  need(8, "a u64");
+  std::uint64_t v;
+  std::memcpy(&v, data_.data() + pos_, 8);
+  pos_ += 8;
+  return v;
+}
+
+float Reader::f32() {
+  need(4, "an f32");
+  float v;
+  std::memcpy(&v, data_.data() + pos_, 4);
+  pos_ += 4;
+  return v;
+}
+
+std::string Reader::string(const char* what) {
+  const std::uint32_t n = u32();
+  if (n > remaining())
+    fail(std::string(what) + " claims " + std::to_string(n) + " bytes but only " + std::to_string(remaining()) +
+         " remain");
+  std::string s(reinterpret_cast<const char*>(data_.data() + pos_), n);
+  pos_ += n;
+  return s;
+}
+
+chess::Board Reader::board(const std::string& what) {
+  need(kPackedSize, "a packed board");
+  chess::PackedBoard p;
+  std::memcpy(p.data(), data_.data() + pos_, kPackedSize);
+  pos_ += kPackedSize;
+  try {
+    return chess::unpack(p);
+  } catch (const std::exception& e) {  // chess::ParseError
+    fail(what + ": " + e.what());
+  }
+}
+
+void Reader::finish() {
+  if (remaining() != 0)
+    fail(std::to_string(remaining()) + " trailing bytes after the message (" + std::to_string(pos_) +
+         " bytes expected)");
+}
+
+void Writer::u16(std::uint16_t v) { raw(&v, 2); }
+void Writer::u32(std::uint32_t v) { raw(&v, 4); }
+void Writer::u64(std::uint64_t v) { raw(&v, 8); }
+void Writer::f32(float v) { raw(&v, 4); }
+
+void Writer::string(const std::string& s) {
+  if (s.size() > 0xFFFFFFFFu) throw ProtocolError("string too long for the protocol");
+  u32(std::uint32_t(s.size()));
+  raw(s.data(), s.size());
+}
+
+void Writer::board(const chess::Board& b) {
+  const chess::PackedBoard p = chess::pack(b);
+  raw(p.data(), p.size());
+}
+
+void Writer::raw(const void* data, std::size_t n) {
+  const auto* bytes = static_cast<const std::uint8_t*>(data);
+  out_.insert(out_.end(), bytes, bytes + n);
+}
+
+// ---- messages ----
+
+namespace {
+
+void check_count(std::size_t count, std::uint32_t limit, const char* what) {
+  if (count > limit)
+    throw ProtocolError(std::string(what) + ": " + std::to_string(count) + " items exceed the per-request limit of " +
+                        std::to_string(limit));
+}
+
+void encode_moves(Writer& w, const std::vector<chess::Move>& moves) {
+  if (moves.size() > kMaxMovesPerPosition) throw ProtocolError("more than 256 moves in one position");
+  w.u16(std::uint16_t(moves.size()));
+  for (chess::Move m : moves) w.u16(m.bits());
+}
+
+std::vector<chess::Move> decode_moves(Reader& r, std::size_t index) {
+  const std::uint16_t n = r.u16();
+  if (n > kMaxMovesPerPosition)
+    r.fail("position " + std::to_string(index) + " claims " + std::to_string(n) + " moves (at most 256)");
+  r.need(std::size_t(n) * 2, "the moves");
+  std::vector<chess::Move> moves(n);
+  for (auto& m : moves) m = chess::Move(r.u16());
+  return moves;
+}
+
+}  // namespace
+
+void encode(Writer& w, const Hello& m) {
+  w.u16(m.version);
+  w.string(m.token);
+}
+void decode(Reader& r, Hello& m) {
+  m.version = r.u16();
+  m.token = r.string("the token");
+}
+
+void encode(Writer& w, const HelloReply& m) {
+  w.u16(m.version);
+  w.string(m.server);
+}
+void decode(Reader& r, HelloReply& m) {
+  m.version = r.u16();
+  m.server = r.string("the server description");
+}
+
+void encode(Writer& w, const PerftRequest& m) {
+  if (m.depth < 0 || m.depth > kMaxPerftDepth) throw ProtocolError("perft depth out of range");
+  w.board(m.board);
+  w.u8(std::uint8_t(m.depth));
+  w.u8(std::uint8_t(m.device));
+}
+void decode(Reader& r, PerftRequest& m) {
+  m.board = r.board("the board");
+  m.depth = r.u8();
+  if (m.depth > kMaxPerftDepth)
+    r.fail("depth " + std::to_string(m.depth) + " out of range (0.." + std::to_string(kMaxPerftDepth) + ")");
+  const std::uint8_t device = r.u8();
+  if (device > std::uint8_t(PerftDevice::kGpu))
+    r.fail("unknown device code " + std::to_string(device) + " (0 auto, 1 cpu, 2 gpu)");
+  m.device = PerftDevice(device);
+}
+
+void encode(Writer& w, const PerftReply& m) { w.u64(m.nodes); }
+void decode(Reader& r, PerftReply& m) { m.nodes = r.u64(); }
+
+void encode(Writer& w, const LegalMovesRequest& m) {
+  check_count(m.boards.size(), kMaxLegalMovesBoards, "LEGAL_MOVES");
+  w.u32(std::uint32_t(m.boards.size()));
+  for (const auto& b : m.boards) w.board(b);
+}
+void decode(Reader& r, LegalMovesRequest& m) {
+  const std::uint32_t count = r.u32();
+  if (count > kMaxLegalMovesBoards)
+    r.fail("count " + std::to_string(count) + " exceeds the per-request limit of " +
+           std::to_string(kMaxLegalMovesBoards));
+  if (std::uint64_t(count) * kPackedSize != r.remaining())
+    r.fail("count says " + std::to_string(count) + " boards (" + std::to_string(std::uint64_t(count) * kPackedSize) +
+           " bytes) but " + std::to_string(r.remaining()) + " bytes follow");
+  m.boards.clear();
+  m.boards.reserve(count);
+  for (std::uint32_t i = 0; i < count; ++i) m.boards.push_back(r.board("board " + std::to_string(i)));
+}
+
+void encode(Writer& w, const LegalMovesReply& m) {
+  check_count(m.moves.size(), kMaxLegalMovesBoards, "LEGAL_MOVES_REPLY");
+  w.u32(std::uint32_t(m.moves.size()));
+  for (const auto& moves : m.moves) encode_moves(w, moves);
+}
+void decode(Reader& r, LegalMovesReply& m) {
+  const std::uint32_t count = r.u32();
+  if (count > kMaxLegalMovesBoards)
+    r.fail("count " + std::to_string(count) + " exceeds the limit of " + std::to_string(kMaxLegalMovesBoards));
+  if (std::uint64_t(count) * 2 > r.remaining())
+    r.fail("count says " + std::to_string(count) + " positions but only " + std::to_string(r.remaining()) +
+           " bytes follow");
+  m.moves.clear();
+  m.moves.reserve(count);
+  for (std::uint32_t i = 0; i < count; ++i) m.moves.push_back(decode_moves(r, i));
+}
+
+void encode(Writer& w, const EvaluateRequest& m) {
+  check_count(m.inputs.size(), kMaxEvaluateInputs, "EVALUATE");
+  w.i64(m.network_id);
+  w.u32(std::uint32_t(m.inputs.size()));
+  for (const auto& history : m.inputs) {
+    if (history.empty() || history.size() > std::size_t(kMaxHistory))
+      throw ProtocolError("EVALUATE: each input needs 1 to 4 positions, got " + std::to_string(history.size()));
+    w.u8(std::uint8_t(history.size()));
+    for (const auto& b : history) w.board(b);
+  }
+}
+void decode(Reader& r, EvaluateRequest& m) {
+  m.network_id = r.i64();
+  const std::uint32_t count = r.u32();
+  if (count > kMaxEvaluateInputs)
+    r.fail("count " + std::to_string(count) + " exceeds the per-request limit of " +
+           std::to_string(kMaxEvaluateInputs));
+  // Each input takes at least 1 + 32 bytes: reject a count the payload cannot hold before
+  // allocating anything.
+  if (std::uint64_t(count) * (1 + kPackedSize) > r.remaining())
+    r.fail("count says " + std::to_string(count) + " inputs but only " + std::to_string(r.remaining()) +
+           " bytes follow");
+  m.inputs.clear();
+  m.inputs.reserve(count);
+  for (std::uint32_t i = 0; i < count; ++i) {
+    const int n = r.u8();
+    if (n < 1 || n > kMaxHistory)
+      r.fail("input " + std::to_string(i) + " has a history count of " + std::to_string(n) + " (1..4)");
+    std::vector<chess::Board> history;
+    history.reserve(n);
+    for (int j = 0; j < n; ++j)
+      history.push_back(r.board("input " + std::to_string(i) + " board " + std::to_string(j)));
+    m.inputs.push_back(std::move(history));
+  }
+}
+
+void encode(Writer& w, const EvaluateReply& m) {
+  check_count(m.results.size(), kMaxEvaluateInputs, "EVALUATE_REPLY");
+  w.u32(std::uint32_t(m.results.size()));
+  for (const auto& res : m.results) {
+    if (res.priors.size() != res.moves.size()) throw ProtocolError("EVALUATE_REPLY: priors and moves differ in size");
+    w.f32(res.win);
+    w.f32(res.draw);
+    w.f32(res.loss);
+    encode_moves(w, res.moves);
+    for (float p : res.priors) w.f32(p);
+  }
+}
+void decode(Reader& r, EvaluateReply& m) {
+  const std::uint32_t count = r.u32();
+  if (count > kMaxEvaluateInputs)
+    r.fail("count " + std::to_string(count) + " exceeds the limit of " + std::to_string(kMaxEvaluateInputs));
+  if (std::uint64_t(count) * 14 > r.remaining())
+    r.fail("count says " + std::to_string(count) + " results but only " + std::to_string(r.remaining()) +
+           " bytes follow");
+  m.results.clear();
+  m.results.reserve(count);
+  for (std::uint32_t i = 0; i < count; ++i) {
+    EvalResult res;
+    res.win = r.f32();
+    res.draw = r.f32();
+    res.loss = r.f32();
+    res.moves = decode_moves(r, i);
+    r.need(res.moves.size() * 4, "the priors");
+    res.priors.resize(res.moves.size());
+    for (auto& p : res.priors) p = r.f32();
+    m.results.push_back(std::move(res));
+  }
+}
+
+void encode(Writer& w, const LoadNetworkRequest& m) {
+  w.i64(m.id);
+  w.string(m.config);
+  w.string(m.weights);
+}
+void decode(Reader& r, LoadNetworkRequest& m) {
+  m.id = r.i64();
+  m.config = r.string("the configuration");
+  m.weights = r.string("the weights");
+}
+
+void encode(Writer&, const LoadNetworkReply&) {}
+void decode(Reader&, LoadNetworkReply&) {}
+
+void encode(Writer& w, const InitWeightsRequest& m) {
+  w.string(m.config);
+  w.u64(m.seed);
+}
+void decode(Reader& r, InitWeightsRequest& m) {
+  m.config = r.string("the configuration");
+  m.seed = r.u64();
+}
+
+void encode(Writer& w, const InitWeightsReply& m) { w.string(m.weights); }
+void decode(Reader& r, InitWeightsReply& m) { m.weights = r.string("the weights"); }
+
+void encode(Writer&, const StatusRequest&) {}
+void decode(Reader&, StatusRequest&) {}
+
+void encode(Writer& w, const StatusReply& m) { w.string(m.json); }
+void decode(Reader& r, StatusReply& m) { m.json = r.string("the status"); }
+
+void encode(Writer& w, const ErrorReply& m) {
+  w.u16(std::uint16_t(m.code));
+  w.string(m.message);
+}
+void decode(Reader& r, ErrorReply& m) {
+  m.code = ErrorCode(r.u16());
+  m.message = r.string("the message");
+}
+
+}  // namespace pgmate::worker::protocol

@@ -1,0 +1,40 @@
+// The network evaluation behind the worker's batcher: a backend takes a batch of encoded
+// positions and returns value and move priors. The LibTorch backend (nn/) is the real one;
+// tests may plug in their own.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace pgmate::worker {
+
+struct EvalBatch {
+  int size = 0;
+  std::vector<float> planes;                   // size x 72 x 8 x 8, from core/nn/encoding.h
+  std::vector<std::vector<int>> legal_slots;   // per position: policy slots (0..4671) of its legal moves
+};
+
+struct EvalBatchResult {
+  std::vector<float> wdl;                      // size x 3: win, draw, loss (softmax)
+  std::vector<std::vector<float>> priors;      // per position: softmax over its legal_slots
+};
+
+class EvalBackend {
+ public:
+  virtual ~EvalBackend() = default;
+  virtual std::string device() const = 0;        // "cpu", "cuda:0", ...
+  virtual std::string network_json() const = 0;  // the served configuration, "null" when none
+  // Serve these weights (bytes as produced by init_weights); throws on bad bytes.
+  virtual void load(const std::string& config_json, const std::string& weights) = 0;
+  // Fresh random weights for a configuration (deterministic for a seed).
+  virtual std::string init_weights(const std::string& config_json, std::uint64_t seed) = 0;
+  // Throws when no network is loaded.
+  virtual EvalBatchResult run(const EvalBatch& batch) = 0;
+};
+
+// "cpu", "cuda" or "auto" (CUDA when LibTorch has it and a device is present).
+std::unique_ptr<EvalBackend> make_torch_backend(const std::string& device);
+
+}  // namespace pgmate::worker

@@ -1,0 +1,223 @@
+// pgmate-worker: the process that owns the GPU (or the CPU) and batches move generation,
+// perft and network evaluation for every PostgreSQL session.
+//
+//   pgmate-worker --socket PATH [--tcp HOST:PORT --token-file FILE] [--device auto|cpu|cuda]
+//                 [--max-batch N] [--deadline-us N] [--threads N] [--max-weights-mb N]
+//
+// Exit status: 0 after a clean stop (SIGTERM / SIGINT), 1 when it cannot start, 2 on a
+// usage error.
+#include <pthread.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cctype>
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <fstream>
+#include <iostream>
+#include <mutex>
+#include <sstream>
+#include <string>
+#include <thread>
+
+#include "protocol/socket_util.h"
+#include "server/eval_backend.h"
+#include "server/server.h"
+
+namespace {
+
+using namespace pgmate::worker;
+
+constexpr const char* kUsage =
+    "usage: pgmate-worker --socket PATH [--tcp HOST:PORT --token-file FILE]\n"
+    "                     [--device auto|cpu|cuda] [--max-batch N] [--deadline-us N] [--threads N]\n"
+    "                     [--max-weights-mb N]\n"
+    "\n"
+    "  --socket PATH       Unix socket to serve (created with mode 0600)\n"
+    "  --tcp HOST:PORT     also listen on TCP (PORT alone binds 127.0.0.1); needs --token-file\n"
+    "  --token-file FILE   shared secret TCP clients must send in HELLO\n"
+    "  --device D          auto (default), cpu or cuda: where the network runs; cpu also keeps perft off the GPU\n"
+    "  --max-batch N       positions per evaluation batch (default 1024)\n"
+    "  --deadline-us N     run a batch this long after its first request arrived (default 1000)\n"
+    "  --threads N         perft threads (default: the number of CPUs)\n"
+    "  --max-weights-mb N  largest LOAD_NETWORK frame / initialised weights, in MiB (default 64)\n";
+
+std::mutex log_mutex;
+
+void log_line(const std::string& message) {
+  const auto now = std::chrono::system_clock::now();
+  const std::time_t t = std::chrono::system_clock::to_time_t(now);
+  std::tm tm{};
+  localtime_r(&t, &tm);
+  char stamp[32];
+  std::strftime(stamp, sizeof stamp, "%Y-%m-%d %H:%M:%S", &tm);
+  const std::string line = std::string(stamp) + " pgmate-worker[" + std::to_string(getpid()) + "]: " + message + "\n";
+  std::lock_guard lock(log_mutex);
+  std::fputs(line.c_str(), stderr);
+  std::fflush(stderr);
+}
+
+[[noreturn]] void usage_error(const std::string& message) {
+  std::fprintf(stderr, "pgmate-worker: %s\n%s", message.c_str(), kUsage);
+  std::exit(2);
+}
+
+long parse_int(const std::string& option, const std::string& text, long lo, long hi) {
+  if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos)
+    usage_error(option + " needs a whole number, not \"" + text + "\"");
+  errno = 0;
+  const long long v = std::strtoll(text.c_str(), nullptr, 10);
+  if (errno == ERANGE || v < lo || v > hi)
+    usage_error(option + " must be between " + std::to_string(lo) + " and " + std::to_string(hi) + ", not " + text);
+  return long(v);
+}
+
+struct Options {
+  std::string socket, tcp, token_file, device = "auto";
+  int max_batch = 1024;
+  long deadline_us = 1000;
+  int threads = 0;
+  long max_weights_mb = 64;
+};
+
+Options parse_args(int argc, char** argv) {
+  Options o;
+  bool have_socket = false;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    std::string value;
+    bool inline_value = false;
+    if (arg == "-h" || arg == "--help") {
+      std::fputs(kUsage, stdout);
+      std::exit(0);
+    }
+    if (arg.rfind("--", 0) != 0) usage_error("unexpected argument \"" + arg + "\"");
+    if (const auto eq = arg.find('='); eq != std::string::npos) {
+      value = arg.substr(eq + 1);
+      arg = arg.substr(0, eq);
+      inline_value = true;
+    }
+    auto next = [&]() -> std::string {
+      if (inline_value) return value;
+      if (i + 1 >= argc) usage_error(arg + " needs a value");
+      return argv[++i];
+    };
+    if (arg == "--socket") {
+      o.socket = next();
+      have_socket = true;
+    } else if (arg == "--tcp") {
+      o.tcp = next();
+    } else if (arg == "--token-file") {
+      o.token_file = next();
+    } else if (arg == "--device") {
+      o.device = next();
+      if (o.device != "auto" && o.device != "cpu" && o.device != "cuda")
+        usage_error("--device must be auto, cpu or cuda, not \"" + o.device + "\"");
+    } else if (arg == "--max-batch") {
+      o.max_batch = int(parse_int(arg, next(), 1, 1 << 16));
+    } else if (arg == "--deadline-us") {
+      o.deadline_us = parse_int(arg, next(), 0, 10'000'000);
+    } else if (arg == "--max-weights-mb") {
+      o.max_weights_mb = parse_int(arg, next(), 1, 4095);
+    } else if (arg == "--threads") {
+      o.threads = int(parse_int(arg, next(), 1, 1024));
+    } else {
+      usage_error("unknown option " + arg);
+    }
+  }
+  if (!have_socket || o.socket.empty()) usage_error("--socket PATH is required");
+  try {
+    (void)parse_address(o.socket);
+  } catch (const std::invalid_argument& e) {
+    usage_error(e.what());
+  }
+  if (o.socket.rfind("tcp://", 0) == 0) usage_error("--socket takes a path; use --tcp for TCP");
+  if (!o.tcp.empty()) {
+    try {
+      (void)parse_host_port(o.tcp);
+    } catch (const std::invalid_argument& e) {
+      usage_error(std::string("--tcp: ") + e.what());
+    }
+    if (o.token_file.empty()) usage_error("--tcp needs --token-file (TCP clients must present a token)");
+  } else if (!o.token_file.empty()) {
+    usage_error("--token-file is only used with --tcp");
+  }
+  return o;
+}
+
+// The token: the file's content without trailing whitespace.
+std::string read_token(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error("cannot read the token file " + path + ": " + errno_text(errno));
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  std::string token = ss.str();
+  while (!token.empty() && std::isspace(static_cast<unsigned char>(token.back()))) token.pop_back();
+  if (token.empty()) throw std::runtime_error("the token file " + path + " is empty");
+  struct stat st;
+  if (stat(path.c_str(), &st) == 0 && (st.st_mode & 077))
+    log_line("warning: the token file " + path + " is readable by other users (chmod 600 it)");
+  return token;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const Options opt = parse_args(argc, argv);
+
+  // SIGTERM / SIGINT are taken by a dedicated thread (sigwait), so they never interrupt the
+  // worker's own threads; SIGPIPE is ignored (sends use MSG_NOSIGNAL anyway).
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGTERM);
+  sigaddset(&stop_signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+
+  ServerConfig config;
+  config.socket_path = opt.socket;
+  config.tcp = opt.tcp;
+  config.batcher.max_batch = opt.max_batch;
+  config.batcher.deadline = std::chrono::microseconds(opt.deadline_us);
+  config.threads = opt.threads;
+  config.gpu_allowed = opt.device != "cpu";
+  config.limits.max_large_payload = std::uint32_t(opt.max_weights_mb) << 20;
+  config.log = log_line;
+
+  std::unique_ptr<Server> server;
+  try {
+    if (!opt.token_file.empty()) config.token = read_token(opt.token_file);
+    std::unique_ptr<EvalBackend> backend = make_torch_backend(opt.device);
+    if (!backend) throw std::runtime_error("no evaluation backend for device " + opt.device);
+    server = std::make_unique<Server>(std::move(config), std::move(backend));
+  } catch (const std::exception& e) {
+    log_line(std::string("cannot start: ") + e.what());
+    return 1;
+  }
+
+  std::thread signals([&] {
+    int sig = 0;
+    while (sigwait(&stop_signals, &sig) != 0) {
+    }
+    log_line(std::string("received ") + (sig == SIGINT ? "SIGINT" : "SIGTERM") + ", shutting down");
+    server->request_stop();
+  });
+
+  int status = 0;
+  try {
+    server->run();
+  } catch (const std::exception& e) {
+    log_line(std::string("fatal: ") + e.what());
+    status = 1;
+    // Wake the signal thread so it can be joined.
+    pthread_kill(signals.native_handle(), SIGTERM);
+  }
+  signals.join();
+  server.reset();
+  return status;
+}
