@@ -11,8 +11,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cctype>
 #include <cerrno>
+#include <csignal>
 #include <chrono>
 #include <cstdlib>
 #include <cstdio>
@@ -23,7 +25,6 @@
 #include <mutex>
 #include <sstream>
 #include <string>
-#include <thread>
 
 #include "protocol/socket_util.h"
 #include "server/eval_backend.h"
@@ -165,19 +166,44 @@ std::string read_token(const std::string& path) {
   return token;
 }
 
-}  // namespace
+// SIGTERM / SIGINT: the handler only asks the server to stop (an atomic store and a write
+// to its eventfd, both async-signal-safe). A handler rather than sigwait in a thread, because
+// libraries (LibTorch) may start threads before main() that would not have the signals blocked.
+std::atomic<Server*> g_server{nullptr};
+std::atomic<int> g_signal{0};  // a stop signal seen (also before the server existed)
+static_assert(std::atomic<Server*>::is_always_lock_free && std::atomic<int>::is_always_lock_free);
 
-int main(int argc, char** argv) {
-  const Options opt = parse_args(argc, argv);
+extern "C" void on_stop_signal(int sig) {
+  const int saved_errno = errno;
+  g_signal.store(sig);
+  if (Server* s = g_server.load()) s->request_stop(sig);
+  errno = saved_errno;
+}
 
-  // SIGTERM / SIGINT are taken by a dedicated thread (sigwait), so they never interrupt the
-  // worker's own threads; SIGPIPE is ignored (sends use MSG_NOSIGNAL anyway).
+void install_signal_handlers() {
+  struct sigaction sa {};
+  sa.sa_handler = on_stop_signal;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = SA_RESTART;
+  // Installed even where SIGINT was inherited as ignored (a background job): an explicit
+  // kill -INT should stop the worker cleanly.
+  sigaction(SIGTERM, &sa, nullptr);
+  sigaction(SIGINT, &sa, nullptr);
+  signal(SIGPIPE, SIG_IGN);  // sends use MSG_NOSIGNAL anyway
+  // A parent may exec us with signals blocked (a PostgreSQL background worker blocks them
+  // while it starts children); unblock them in this thread and in the threads it creates.
   sigset_t stop_signals;
   sigemptyset(&stop_signals);
   sigaddset(&stop_signals, SIGTERM);
   sigaddset(&stop_signals, SIGINT);
-  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
-  signal(SIGPIPE, SIG_IGN);
+  pthread_sigmask(SIG_UNBLOCK, &stop_signals, nullptr);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const Options opt = parse_args(argc, argv);
+  install_signal_handlers();
 
   ServerConfig config;
   config.socket_path = opt.socket;
@@ -200,24 +226,16 @@ int main(int argc, char** argv) {
     return 1;
   }
 
-  std::thread signals([&] {
-    int sig = 0;
-    while (sigwait(&stop_signals, &sig) != 0) {
-    }
-    log_line(std::string("received ") + (sig == SIGINT ? "SIGINT" : "SIGTERM") + ", shutting down");
-    server->request_stop();
-  });
-
+  g_server.store(server.get());
+  if (const int sig = g_signal.load()) server->request_stop(sig);  // arrived while starting
   int status = 0;
   try {
     server->run();
   } catch (const std::exception& e) {
     log_line(std::string("fatal: ") + e.what());
     status = 1;
-    // Wake the signal thread so it can be joined.
-    pthread_kill(signals.native_handle(), SIGTERM);
   }
-  signals.join();
+  g_server.store(nullptr);
   server.reset();
   return status;
 }

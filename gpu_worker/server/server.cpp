@@ -5,6 +5,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <signal.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -263,7 +264,8 @@ void Server::start() {
   thread_ = std::thread([this] { run(); });
 }
 
-void Server::request_stop() {
+void Server::request_stop(int signal) {
+  if (signal != 0) stop_signal_.store(signal);
   stop_requested_.store(true);
   wake();
 }
@@ -299,7 +301,7 @@ void Server::run() {
   if (ran_.exchange(true)) throw std::logic_error("Server::run: already ran");
   {
     std::string line = "serving on " + config_.socket_path;
-    if (tcp_fd_ >= 0) line += " and tcp " + tcp_display_;
+    if (tcp_fd_ >= 0) line += " and " + tcp_display_ + " (token required)";
     line += "; device " + batcher_->device() + ", max batch " + std::to_string(config_.batcher.max_batch) +
             ", deadline " + std::to_string(config_.batcher.deadline.count()) + " us, " +
             std::to_string(config_.threads) + " perft threads, GPU perft: " +
@@ -695,7 +697,9 @@ void Server::close_conn(std::uint64_t id) {
 }
 
 void Server::shutdown_sequence() {
-  log("stopping: " + std::to_string(conns_.size()) + " clients connected, " +
+  const int sig = stop_signal_.load();
+  const std::string why = sig == SIGTERM ? " on SIGTERM" : sig == SIGINT ? " on SIGINT" : sig ? " on signal " + std::to_string(sig) : "";
+  log("stopping" + why + ": " + std::to_string(conns_.size()) + " clients connected, " +
       std::to_string(batcher_->stats().eval_queue_depth + batcher_->stats().legal_queue_depth) +
       " positions queued");
   // No new clients: close the listeners and remove the socket file first.

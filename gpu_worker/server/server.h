@@ -54,8 +54,9 @@ class Server {
   // delivers the last replies, closes every connection and removes the socket file.
   void run();
   void start();  // run() on a background thread
-  // Async-signal-safe; may be called from any thread, any number of times.
-  void request_stop();
+  // Async-signal-safe; may be called from any thread, any number of times. `signal`, when
+  // not 0, is named in the log line ("stopping on SIGTERM").
+  void request_stop(int signal = 0);
   // request_stop() and wait for run() to return (the background thread, if started).
   void stop();
 
@@ -108,6 +109,7 @@ class Server {
   std::string tcp_display_;
 
   std::atomic<bool> stop_requested_{false};
+  std::atomic<int> stop_signal_{0};
   std::atomic<bool> stopping_{false};  // watched by running perfts
   std::atomic<bool> ran_{false};
   bool released_ = false;

@@ -1,0 +1,308 @@
+// The batcher without sockets: batches form by size and by deadline, large requests are
+// split, results go back to the right request, failures reach every request once.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <future>
+#include <thread>
+
+#include "server/batcher.h"
+#include "worker_test_util.h"
+
+namespace pgmate::worker {
+namespace {
+
+using namespace std::chrono_literals;
+using protocol::ErrorCode;
+using protocol::EvalResult;
+using testing::FakeBackend;
+using testing::FakeState;
+
+struct Outcome {
+  std::vector<EvalResult> results;
+  ErrorCode code{};
+  std::string error;
+  bool ok = false;
+};
+
+// Submits one evaluation job; the future resolves when done or fail is called.
+std::future<Outcome> submit_eval(Batcher& b, std::vector<std::vector<chess::Board>> inputs, std::int64_t network = 0,
+                                 CancelFlag cancel = nullptr) {
+  auto promise = std::make_shared<std::promise<Outcome>>();
+  auto future = promise->get_future();
+  EvalJob job;
+  job.network_id = network;
+  job.inputs = std::move(inputs);
+  job.cancelled = std::move(cancel);
+  job.done = [promise](std::vector<EvalResult>&& r) {
+    Outcome o;
+    o.results = std::move(r);
+    o.ok = true;
+    promise->set_value(std::move(o));
+  };
+  job.fail = [promise](ErrorCode code, const std::string& message) {
+    Outcome o;
+    o.code = code;
+    o.error = message;
+    promise->set_value(std::move(o));
+  };
+  b.submit(std::move(job));
+  return future;
+}
+
+void expect_results(const std::vector<std::vector<chess::Board>>& inputs, const std::vector<EvalResult>& results) {
+  ASSERT_EQ(results.size(), inputs.size());
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    const EvalResult want = testing::expected_result(inputs[i]);
+    EXPECT_EQ(results[i].win, want.win) << i;
+    EXPECT_EQ(results[i].draw, want.draw) << i;
+    EXPECT_EQ(results[i].loss, want.loss) << i;
+    EXPECT_EQ(results[i].moves, want.moves) << i;
+    EXPECT_EQ(results[i].priors, want.priors) << i;
+  }
+}
+
+struct Fixture {
+  std::shared_ptr<FakeState> state = std::make_shared<FakeState>();
+  std::unique_ptr<Batcher> batcher;
+  explicit Fixture(BatcherConfig config) {
+    batcher = std::make_unique<Batcher>(std::make_unique<FakeBackend>(state), config);
+  }
+};
+
+TEST(BatchQueue, FlushesByDeadlineAndBySize) {
+  struct Task {
+    bool is_cancelled() const { return false; }
+  };
+  BatchQueue<Task> q;
+  q.push(std::make_shared<Task>(), 3);
+  auto t0 = Clock::now();
+  auto slices = q.take(100, 20ms);
+  EXPECT_GE(testing::ms_since(t0), 15);
+  ASSERT_EQ(slices.size(), 1u);
+  EXPECT_EQ(slices[0].end - slices[0].begin, 3u);
+
+  // Full: no waiting, and a big entry is split across batches.
+  auto big = std::make_shared<Task>();
+  q.push(big, 250);
+  t0 = Clock::now();
+  slices = q.take(100, std::chrono::microseconds(10'000'000));
+  EXPECT_LT(testing::ms_since(t0), 1000);
+  ASSERT_EQ(slices.size(), 1u);
+  EXPECT_EQ(slices[0].begin, 0u);
+  EXPECT_EQ(slices[0].end, 100u);
+  EXPECT_EQ(q.depth(), 150u);
+  slices = q.take(100, 0us);
+  EXPECT_EQ(slices[0].begin, 100u);
+  EXPECT_EQ(slices[0].end, 200u);
+  auto small = std::make_shared<Task>();
+  q.push(small, 70);
+  slices = q.take(100, 0us);
+  ASSERT_EQ(slices.size(), 2u);
+  EXPECT_EQ(slices[0].task, big);
+  EXPECT_EQ(slices[0].begin, 200u);
+  EXPECT_EQ(slices[0].end, 250u);
+  EXPECT_EQ(slices[1].task, small);
+  EXPECT_EQ(slices[1].end, 50u);
+  EXPECT_EQ(q.depth(), 20u);
+
+  // stop() wakes a waiting take(), which returns nothing; drain() hands back the rest.
+  std::thread stopper([&] {
+    std::this_thread::sleep_for(20ms);
+    q.stop();
+  });
+  BatchQueue<Task> empty;
+  std::thread stopper2([&] {
+    std::this_thread::sleep_for(20ms);
+    empty.stop();
+  });
+  EXPECT_TRUE(empty.take(10, 1s).empty());
+  stopper.join();
+  stopper2.join();
+  EXPECT_TRUE(q.take(10, 0us).empty());
+  EXPECT_EQ(q.drain().size(), 1u);
+  EXPECT_FALSE(q.push(std::make_shared<Task>(), 1));
+}
+
+TEST(BatchQueue, DropsCancelledEntries) {
+  struct Task {
+    std::shared_ptr<std::atomic<bool>> flag = std::make_shared<std::atomic<bool>>(false);
+    bool is_cancelled() const { return flag->load(); }
+  };
+  BatchQueue<Task> q;
+  auto a = std::make_shared<Task>(), b = std::make_shared<Task>();
+  q.push(a, 5);
+  q.push(b, 5);
+  a->flag->store(true);
+  auto slices = q.take(100, 0us);
+  ASSERT_EQ(slices.size(), 1u);
+  EXPECT_EQ(slices[0].task, b);
+  EXPECT_EQ(q.depth(), 0u);
+}
+
+TEST(Batcher, MergesConcurrentRequestsAndRoutesResults) {
+  Fixture f({1024, std::chrono::microseconds(5000)});
+  constexpr int kThreads = 16, kRounds = 10;
+  std::atomic<int> failures{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t)
+    threads.emplace_back([&, t] {
+      for (int r = 0; r < kRounds; ++r) {
+        const auto inputs = testing::random_histories(1000 * t + r, 1 + (t + r) % 3);
+        Outcome o = submit_eval(*f.batcher, inputs).get();
+        if (!o.ok) {
+          ++failures;
+          continue;
+        }
+        expect_results(inputs, o.results);
+      }
+    });
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(failures, 0);
+  EXPECT_GT(f.state->largest(), 1) << "no batch merged two requests";
+  const auto s = f.batcher->stats();
+  EXPECT_EQ(s.eval_requests, std::uint64_t(kThreads * kRounds));
+  EXPECT_GT(s.mean_batch_size, 1.0);
+  EXPECT_EQ(s.eval_queue_depth, 0u);
+  EXPECT_GT(s.positions_per_s, 0.0);
+}
+
+TEST(Batcher, SplitsLargeRequestsAtMaxBatch) {
+  Fixture f({100, std::chrono::microseconds(1000)});
+  const auto inputs = testing::random_histories(7, 250);
+  Outcome o = submit_eval(*f.batcher, inputs).get();
+  ASSERT_TRUE(o.ok) << o.error;
+  expect_results(inputs, o.results);
+  EXPECT_EQ(f.state->sizes(), (std::vector<int>{100, 100, 50}));
+  for (int s : f.state->sizes()) EXPECT_LE(s, 100);
+}
+
+TEST(Batcher, FullBatchRunsWithoutWaitingForTheDeadline) {
+  Fixture f({8, std::chrono::microseconds(10'000'000)});
+  const auto t0 = Clock::now();
+  Outcome o = submit_eval(*f.batcher, testing::random_histories(3, 8)).get();
+  EXPECT_TRUE(o.ok);
+  EXPECT_LT(testing::ms_since(t0), 2000);
+}
+
+TEST(Batcher, DeadlineFlushesALoneRequest) {
+  Fixture f({1024, std::chrono::microseconds(1000)});
+  const auto inputs = testing::random_histories(5, 1);
+  submit_eval(*f.batcher, inputs).get();  // warm up
+  double best = 1e9;
+  for (int i = 0; i < 5; ++i) {
+    const auto t0 = Clock::now();
+    Outcome o = submit_eval(*f.batcher, inputs).get();
+    best = std::min(best, testing::ms_since(t0));
+    EXPECT_TRUE(o.ok);
+  }
+  EXPECT_LT(best, 20);
+  EXPECT_GE(best, 0.9);
+
+  Fixture slow({1024, std::chrono::microseconds(60'000)});
+  const auto t1 = Clock::now();
+  EXPECT_TRUE(submit_eval(*slow.batcher, inputs).get().ok);
+  EXPECT_GE(testing::ms_since(t1), 55);
+}
+
+TEST(Batcher, BackendFailureFailsEveryRequestOnce) {
+  Fixture f({1024, std::chrono::microseconds(20'000)});
+  f.state->fail_runs = true;
+  auto a = submit_eval(*f.batcher, testing::random_histories(1, 3));
+  auto b = submit_eval(*f.batcher, testing::random_histories(2, 2));
+  for (auto* fut : {&a, &b}) {
+    Outcome o = fut->get();
+    EXPECT_FALSE(o.ok);
+    EXPECT_EQ(o.code, ErrorCode::kBackend);
+    EXPECT_NE(o.error.find("fake failure"), std::string::npos) << o.error;
+  }
+  f.state->fail_runs = false;
+  EXPECT_TRUE(submit_eval(*f.batcher, testing::random_histories(3, 2)).get().ok);
+  EXPECT_EQ(f.batcher->stats().eval_failures, 2u);
+}
+
+TEST(Batcher, NetworkIdsAreChecked) {
+  Fixture f({1024, std::chrono::microseconds(2000)});
+  const auto inputs = testing::random_histories(9, 2);
+  Outcome o = submit_eval(*f.batcher, inputs, 5).get();
+  EXPECT_FALSE(o.ok);
+  EXPECT_EQ(o.code, ErrorCode::kUnavailable);
+  EXPECT_NE(o.error.find("network 5 is not loaded"), std::string::npos) << o.error;
+
+  EXPECT_THROW(f.batcher->load_network(5, "{\"n\":5}", "garbage"), std::runtime_error);
+  EXPECT_EQ(f.batcher->network_id(), 0);
+  f.batcher->load_network(5, "{\"n\":5}", f.batcher->init_weights("{\"n\":5}", 1));
+  EXPECT_EQ(f.batcher->network_id(), 5);
+  EXPECT_EQ(f.batcher->network_json(), "{\"n\":5}");
+  // Mixed in one batch: the right network and the default pass, the wrong one fails.
+  auto good = submit_eval(*f.batcher, inputs, 5);
+  auto any = submit_eval(*f.batcher, inputs, 0);
+  auto bad = submit_eval(*f.batcher, inputs, 6);
+  EXPECT_TRUE(good.get().ok);
+  EXPECT_TRUE(any.get().ok);
+  Outcome b = bad.get();
+  EXPECT_FALSE(b.ok);
+  EXPECT_NE(b.error.find("serves network 5"), std::string::npos) << b.error;
+}
+
+TEST(Batcher, StopFailsQueuedRequests) {
+  Fixture f({1024, std::chrono::microseconds(10'000'000)});
+  auto a = submit_eval(*f.batcher, testing::random_histories(1, 1));
+  std::this_thread::sleep_for(20ms);
+  f.batcher->stop();
+  Outcome o = a.get();
+  EXPECT_FALSE(o.ok);
+  EXPECT_EQ(o.code, ErrorCode::kShuttingDown);
+  Outcome late = submit_eval(*f.batcher, testing::random_histories(1, 1)).get();
+  EXPECT_EQ(late.code, ErrorCode::kShuttingDown);
+}
+
+TEST(Batcher, EmptyAndCancelledRequests) {
+  Fixture f({1024, std::chrono::microseconds(30'000)});
+  Outcome empty = submit_eval(*f.batcher, {}).get();
+  EXPECT_TRUE(empty.ok);
+  EXPECT_TRUE(empty.results.empty());
+  auto cancel = std::make_shared<std::atomic<bool>>(false);
+  auto dropped = submit_eval(*f.batcher, testing::random_histories(1, 4), 0, cancel);
+  cancel->store(true);
+  auto kept = submit_eval(*f.batcher, testing::random_histories(2, 3));
+  EXPECT_TRUE(kept.get().ok);
+  EXPECT_EQ(f.state->sizes(), std::vector<int>{3});
+  // Dropped without an answer: the job (and its promise) is gone, neither callback ran.
+  EXPECT_THROW(dropped.get(), std::future_error);
+}
+
+TEST(Batcher, LegalMovesBatchesMatchCore) {
+  Fixture f({64, std::chrono::microseconds(2000)});
+  std::vector<std::future<std::vector<std::vector<chess::Move>>>> futures;
+  std::vector<std::vector<chess::Board>> requests;
+  for (int r = 0; r < 20; ++r) requests.push_back(testing::random_positions(100 + r, 1 + r * 7));
+  for (const auto& boards : requests) {
+    auto promise = std::make_shared<std::promise<std::vector<std::vector<chess::Move>>>>();
+    futures.push_back(promise->get_future());
+    LegalJob job;
+    job.boards = boards;
+    job.done = [promise](std::vector<std::vector<chess::Move>>&& m) { promise->set_value(std::move(m)); };
+    job.fail = [promise](ErrorCode, const std::string& e) {
+      promise->set_exception(std::make_exception_ptr(std::runtime_error(e)));
+    };
+    f.batcher->submit(std::move(job));
+  }
+  for (std::size_t r = 0; r < requests.size(); ++r) {
+    const auto moves = futures[r].get();
+    ASSERT_EQ(moves.size(), requests[r].size());
+    for (std::size_t i = 0; i < moves.size(); ++i) {
+      chess::MoveList list;
+      chess::legal_moves(requests[r][i], list);
+      EXPECT_EQ(moves[i], std::vector<chess::Move>(list.begin(), list.end()));
+    }
+  }
+  const auto s = f.batcher->stats();
+  EXPECT_EQ(s.legal_requests, 20u);
+  EXPECT_GT(s.legal_positions, 0u);
+  EXPECT_EQ(f.state->runs.load(), 0);  // legal moves never touch the network
+}
+
+}  // namespace
+}  // namespace pgmate::worker

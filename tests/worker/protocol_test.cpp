@@ -1,0 +1,454 @@
+// The worker wire protocol: every message round-trips; malformed frames of every kind are
+// rejected with ProtocolError, never a crash.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <random>
+
+#include "chess/fen.h"
+#include "chess/movegen.h"
+#include "chess/packed.h"
+#include "protocol/protocol.h"
+#include "protocol/socket_util.h"
+
+namespace pgmate::worker::protocol {
+namespace {
+
+using chess::Board;
+using chess::Move;
+using chess::parse_fen;
+
+const char* kKiwipete = "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1";
+
+bool same_board(const Board& a, const Board& b) { return chess::pack(a) == chess::pack(b); }
+
+// Encodes a frame, checks its header, and decodes the payload back.
+template <class M>
+M round_trip(const M& m, std::uint32_t id = 42) {
+  const Bytes frame = encode_frame(id, m);
+  EXPECT_GE(frame.size(), kHeaderSize);
+  const FrameHeader h = decode_header(frame);
+  EXPECT_EQ(h.type, M::kType);
+  EXPECT_EQ(h.request_id, id);
+  EXPECT_EQ(h.payload_length, frame.size() - kHeaderSize);
+  EXPECT_EQ(std::memcmp(frame.data(), "PGMW", 4), 0);
+  EXPECT_EQ(frame[4], 1);
+  EXPECT_EQ(frame[5], 0);
+  return decode_payload<M>(std::span<const std::uint8_t>(frame).subspan(kHeaderSize));
+}
+
+// One valid frame of every message type, for the malformed-input tests.
+std::vector<std::pair<MessageType, Bytes>> sample_frames() {
+  const Board start = parse_fen(chess::kStartFen), kiwi = parse_fen(kKiwipete);
+  std::vector<std::pair<MessageType, Bytes>> out;
+  auto add = [&](const auto& m) { out.emplace_back(std::decay_t<decltype(m)>::kType, encode_frame(7, m)); };
+  add(Hello{kVersion, "secret"});
+  add(HelloReply{kVersion, "pgmate-worker"});
+  add(PerftRequest{kiwi, 3, PerftDevice::kCpu});
+  add(PerftReply{97862});
+  add(LegalMovesRequest{{start, kiwi}});
+  add(LegalMovesReply{{{Move(12, 28), Move(6, 21)}, {}}});
+  add(EvaluateRequest{5, {{kiwi}, {kiwi, start}}});
+  add(EvaluateReply{{EvalResult{0.5f, 0.25f, 0.25f, {Move(12, 28)}, {1.0f}}, EvalResult{}}});
+  add(LoadNetworkRequest{9, "{\"blocks\":2}", std::string("\0\1\2weights", 10)});
+  add(LoadNetworkReply{});
+  add(InitWeightsRequest{"{\"blocks\":2}", 1234});
+  add(InitWeightsReply{"bytes"});
+  add(StatusRequest{});
+  add(StatusReply{"{\"device\":\"cpu\"}"});
+  add(ErrorReply{ErrorCode::kBadRequest, "nope"});
+  return out;
+}
+
+// Decodes a payload as the type its header names (what the server and client do).
+void decode_as(MessageType type, std::span<const std::uint8_t> payload) {
+  switch (type) {
+    case MessageType::kHello: decode_payload<Hello>(payload); return;
+    case MessageType::kHelloReply: decode_payload<HelloReply>(payload); return;
+    case MessageType::kPerft: decode_payload<PerftRequest>(payload); return;
+    case MessageType::kPerftReply: decode_payload<PerftReply>(payload); return;
+    case MessageType::kLegalMoves: decode_payload<LegalMovesRequest>(payload); return;
+    case MessageType::kLegalMovesReply: decode_payload<LegalMovesReply>(payload); return;
+    case MessageType::kEvaluate: decode_payload<EvaluateRequest>(payload); return;
+    case MessageType::kEvaluateReply: decode_payload<EvaluateReply>(payload); return;
+    case MessageType::kLoadNetwork: decode_payload<LoadNetworkRequest>(payload); return;
+    case MessageType::kLoadNetworkReply: decode_payload<LoadNetworkReply>(payload); return;
+    case MessageType::kInitWeights: decode_payload<InitWeightsRequest>(payload); return;
+    case MessageType::kInitWeightsReply: decode_payload<InitWeightsReply>(payload); return;
+    case MessageType::kStatus: decode_payload<StatusRequest>(payload); return;
+    case MessageType::kStatusReply: decode_payload<StatusReply>(payload); return;
+    case MessageType::kError: decode_payload<ErrorReply>(payload); return;
+  }
+  throw ProtocolError("unknown type");
+}
+
+// A whole frame as a receiver sees it: header first, then exactly payload_length bytes.
+void decode_frame(std::span<const std::uint8_t> bytes, const Limits& limits = {}) {
+  const FrameHeader h = decode_header(bytes, limits);
+  if (bytes.size() - kHeaderSize != h.payload_length) throw ProtocolError("frame length mismatch");
+  decode_as(h.type, bytes.subspan(kHeaderSize));
+}
+
+TEST(WorkerProtocol, RoundTripsEveryMessage) {
+  const Board start = parse_fen(chess::kStartFen), kiwi = parse_fen(kKiwipete);
+  const Board ep = parse_fen("rnbqkbnr/ppp1p1pp/8/3pPp2/8/8/PPPP1PPP/RNBQKBNR w KQkq f6 0 3");
+
+  auto hello = round_trip(Hello{kVersion, std::string("tok\0en", 6)});
+  EXPECT_EQ(hello.version, kVersion);
+  EXPECT_EQ(hello.token, std::string("tok\0en", 6));
+  auto hr = round_trip(HelloReply{kVersion, "pgmate-worker (protocol 1)"});
+  EXPECT_EQ(hr.server, "pgmate-worker (protocol 1)");
+
+  auto perft = round_trip(PerftRequest{ep, 20, PerftDevice::kGpu});
+  EXPECT_TRUE(same_board(perft.board, ep));
+  EXPECT_EQ(perft.board.ep, ep.ep);
+  EXPECT_EQ(perft.depth, 20);
+  EXPECT_EQ(perft.device, PerftDevice::kGpu);
+  EXPECT_EQ(round_trip(PerftReply{0xFEDCBA9876543210ull}).nodes, 0xFEDCBA9876543210ull);
+
+  LegalMovesRequest lm{{start, kiwi, ep}};
+  auto lm2 = round_trip(lm);
+  ASSERT_EQ(lm2.boards.size(), 3u);
+  for (int i = 0; i < 3; ++i) EXPECT_TRUE(same_board(lm2.boards[i], lm.boards[i]));
+  EXPECT_TRUE(round_trip(LegalMovesRequest{}).boards.empty());
+
+  LegalMovesReply lmr;
+  for (const Board& b : {start, kiwi, ep}) {
+    chess::MoveList list;
+    chess::legal_moves(b, list);
+    lmr.moves.emplace_back(list.begin(), list.end());
+  }
+  lmr.moves.emplace_back();
+  EXPECT_EQ(round_trip(lmr).moves, lmr.moves);
+
+  EvaluateRequest ev{-3, {{kiwi}, {ep, start, kiwi, start}}};
+  auto ev2 = round_trip(ev);
+  EXPECT_EQ(ev2.network_id, -3);
+  ASSERT_EQ(ev2.inputs.size(), 2u);
+  ASSERT_EQ(ev2.inputs[1].size(), 4u);
+  for (std::size_t i = 0; i < ev.inputs.size(); ++i)
+    for (std::size_t j = 0; j < ev.inputs[i].size(); ++j) EXPECT_TRUE(same_board(ev2.inputs[i][j], ev.inputs[i][j]));
+
+  EvaluateReply er;
+  er.results.push_back(EvalResult{0.7f, 0.2f, 0.1f, lmr.moves[1], std::vector<float>(lmr.moves[1].size(), 0.02f)});
+  er.results.push_back(EvalResult{0.f, 1.f, 0.f, {}, {}});
+  auto er2 = round_trip(er);
+  ASSERT_EQ(er2.results.size(), 2u);
+  EXPECT_EQ(er2.results[0].win, 0.7f);
+  EXPECT_EQ(er2.results[0].draw, 0.2f);
+  EXPECT_EQ(er2.results[0].loss, 0.1f);
+  EXPECT_EQ(er2.results[0].moves, er.results[0].moves);
+  EXPECT_EQ(er2.results[0].priors, er.results[0].priors);
+  EXPECT_TRUE(er2.results[1].moves.empty());
+
+  std::string weights(100000, '\0');
+  for (std::size_t i = 0; i < weights.size(); ++i) weights[i] = char(i * 7);
+  auto ln = round_trip(LoadNetworkRequest{1ll << 40, "{\"x\":1}", weights});
+  EXPECT_EQ(ln.id, 1ll << 40);
+  EXPECT_EQ(ln.config, "{\"x\":1}");
+  EXPECT_EQ(ln.weights, weights);
+  round_trip(LoadNetworkReply{});
+  auto iw = round_trip(InitWeightsRequest{"{}", ~0ull});
+  EXPECT_EQ(iw.seed, ~0ull);
+  EXPECT_EQ(round_trip(InitWeightsReply{weights}).weights, weights);
+  round_trip(StatusRequest{});
+  EXPECT_EQ(round_trip(StatusReply{"{\"a\":[1,2]}"}).json, "{\"a\":[1,2]}");
+  auto err = round_trip(ErrorReply{ErrorCode::kUnavailable, "no GPU available"});
+  EXPECT_EQ(err.code, ErrorCode::kUnavailable);
+  EXPECT_EQ(err.message, "no GPU available");
+}
+
+TEST(WorkerProtocol, WireLayoutIsLittleEndianAndFixed) {
+  const Bytes f = encode_frame(0x01020304, PerftReply{0x1122334455667788ull});
+  const Bytes expected = {'P', 'G', 'M', 'W', 1, 0, 0x02, 0x80, 4, 3, 2, 1, 8, 0, 0, 0,
+                          0x88, 0x77, 0x66, 0x55, 0x44, 0x33, 0x22, 0x11};
+  EXPECT_EQ(f, expected);
+  // PERFT: 32-byte packed board, depth, device.
+  const Board start = parse_fen(chess::kStartFen);
+  const Bytes p = encode_frame(1, PerftRequest{start, 5, PerftDevice::kAuto});
+  ASSERT_EQ(p.size(), kHeaderSize + 34);
+  const auto packed = chess::pack(start);
+  EXPECT_EQ(std::memcmp(p.data() + kHeaderSize, packed.data(), 32), 0);
+  EXPECT_EQ(p[kHeaderSize + 32], 5);
+  EXPECT_EQ(p[kHeaderSize + 33], 0);
+}
+
+TEST(WorkerProtocol, RejectsBadHeaders) {
+  const Bytes good = encode_frame(1, StatusRequest{});
+  EXPECT_NO_THROW(decode_frame(good));
+
+  Bytes bad = good;
+  bad[0] = 'X';
+  EXPECT_THROW(decode_header(bad), ProtocolError);
+  try {
+    decode_header(bad);
+  } catch (const ProtocolError& e) {
+    EXPECT_NE(std::string(e.what()).find("magic"), std::string::npos) << e.what();
+  }
+
+  bad = good;
+  bad[4] = 2;
+  try {
+    decode_header(bad);
+    ADD_FAILURE() << "version 2 accepted";
+  } catch (const ProtocolError& e) {
+    EXPECT_NE(std::string(e.what()).find("version 2"), std::string::npos) << e.what();
+  }
+
+  for (std::uint16_t type : {0, 8, 0x7FFF, 0x8000, 0x8008, 0xFFFE}) {
+    bad = good;
+    bad[6] = std::uint8_t(type);
+    bad[7] = std::uint8_t(type >> 8);
+    EXPECT_THROW(decode_header(bad), ProtocolError) << type;
+  }
+
+  // Oversized lengths, per type.
+  Limits limits;
+  bad = good;
+  const std::uint32_t over = limits.max_payload + 1;
+  std::memcpy(bad.data() + 12, &over, 4);
+  try {
+    decode_header(bad, limits);
+    ADD_FAILURE() << "oversized frame accepted";
+  } catch (const ProtocolError& e) {
+    EXPECT_NE(std::string(e.what()).find("exceeds the limit"), std::string::npos) << e.what();
+  }
+  FrameHeader h{MessageType::kLoadNetwork, 1, 40u << 20};
+  Bytes hdr(kHeaderSize);
+  encode_header(h, hdr.data());
+  EXPECT_NO_THROW(decode_header(hdr, limits));  // 40 MiB of weights: fine
+  h.payload_length = (64u << 20) + 1;
+  encode_header(h, hdr.data());
+  EXPECT_THROW(decode_header(hdr, limits), ProtocolError);
+  h.type = MessageType::kEvaluate;
+  h.payload_length = 40u << 20;
+  encode_header(h, hdr.data());
+  EXPECT_THROW(decode_header(hdr, limits), ProtocolError);
+  Limits small{1000, 2000};
+  h.payload_length = 1001;
+  encode_header(h, hdr.data());
+  EXPECT_THROW(decode_header(hdr, small), ProtocolError);
+  h.payload_length = 1000;
+  encode_header(h, hdr.data());
+  EXPECT_NO_THROW(decode_header(hdr, small));
+}
+
+TEST(WorkerProtocol, RejectsTruncationAtEveryByte) {
+  for (const auto& [type, frame] : sample_frames()) {
+    for (std::size_t n = 0; n < frame.size(); ++n) {
+      const std::span<const std::uint8_t> prefix(frame.data(), n);
+      if (n < kHeaderSize) {
+        EXPECT_THROW(decode_header(prefix), ProtocolError) << type_name(type) << " at " << n;
+      } else {
+        EXPECT_THROW(decode_frame(prefix), ProtocolError) << type_name(type) << " at " << n;
+        // The payload alone, cut short, as a decoder handed a short buffer would see it.
+        EXPECT_THROW(decode_as(type, prefix.subspan(kHeaderSize)), ProtocolError) << type_name(type) << " at " << n;
+      }
+    }
+    EXPECT_NO_THROW(decode_frame(frame)) << type_name(type);
+  }
+}
+
+TEST(WorkerProtocol, RejectsTrailingBytes) {
+  for (const auto& [type, frame] : sample_frames()) {
+    Bytes payload(frame.begin() + kHeaderSize, frame.end());
+    payload.push_back(0);
+    try {
+      decode_as(type, payload);
+      ADD_FAILURE() << type_name(type) << " accepted a trailing byte";
+    } catch (const ProtocolError& e) {
+      // Either "N trailing bytes", or for a fixed-size list, the count that does not match.
+      const std::string what = e.what();
+      EXPECT_TRUE(what.find("trailing") != std::string::npos || what.find("follow") != std::string::npos) << what;
+    }
+  }
+}
+
+TEST(WorkerProtocol, RejectsCountMismatchesAndBadFields) {
+  const Board start = parse_fen(chess::kStartFen);
+  // LEGAL_MOVES: count says 3, two boards follow; and count 1 with two boards.
+  for (std::uint32_t count : {3u, 1u, 0xFFFFFFFFu}) {
+    Bytes p = encode_payload(LegalMovesRequest{{start, start}});
+    std::memcpy(p.data(), &count, 4);
+    EXPECT_THROW(decode_payload<LegalMovesRequest>(p), ProtocolError) << count;
+  }
+  // More boards than the per-request limit.
+  {
+    Bytes p(4);
+    const std::uint32_t count = kMaxLegalMovesBoards + 1;
+    std::memcpy(p.data(), &count, 4);
+    EXPECT_THROW(decode_payload<LegalMovesRequest>(p), ProtocolError);
+  }
+  // EVALUATE: count 2 with one input; history counts 0 and 5; count far beyond the bytes.
+  {
+    Bytes p = encode_payload(EvaluateRequest{0, {{start}}});
+    std::uint32_t two = 2;
+    std::memcpy(p.data() + 8, &two, 4);
+    EXPECT_THROW(decode_payload<EvaluateRequest>(p), ProtocolError);
+    for (std::uint8_t n : {0, 5, 255}) {
+      Bytes q = encode_payload(EvaluateRequest{0, {{start}}});
+      q[12] = n;
+      EXPECT_THROW(decode_payload<EvaluateRequest>(q), ProtocolError) << int(n);
+    }
+    Bytes r = encode_payload(EvaluateRequest{0, {{start}}});
+    std::uint32_t huge = 8000;
+    std::memcpy(r.data() + 8, &huge, 4);
+    EXPECT_THROW(decode_payload<EvaluateRequest>(r), ProtocolError);
+  }
+  // PERFT: depth and device out of range.
+  {
+    Bytes p = encode_payload(PerftRequest{start, 3, PerftDevice::kCpu});
+    p[32] = kMaxPerftDepth + 1;
+    EXPECT_THROW(decode_payload<PerftRequest>(p), ProtocolError);
+    p[32] = 3;
+    p[33] = 3;
+    EXPECT_THROW(decode_payload<PerftRequest>(p), ProtocolError);
+  }
+  // Strings longer than the payload.
+  {
+    Bytes p = encode_payload(StatusReply{"abc"});
+    const std::uint32_t n = 4;
+    std::memcpy(p.data(), &n, 4);
+    EXPECT_THROW(decode_payload<StatusReply>(p), ProtocolError);
+    const std::uint32_t big = 0xFFFFFFFF;
+    std::memcpy(p.data(), &big, 4);
+    EXPECT_THROW(decode_payload<StatusReply>(p), ProtocolError);
+  }
+  // Replies: a move count beyond 256, a result count beyond the bytes.
+  {
+    Bytes p = encode_payload(LegalMovesReply{{{Move(12, 28)}}});
+    const std::uint16_t n = 257;
+    std::memcpy(p.data() + 4, &n, 2);
+    EXPECT_THROW(decode_payload<LegalMovesReply>(p), ProtocolError);
+    Bytes q = encode_payload(EvaluateReply{{EvalResult{}}});
+    const std::uint32_t count = 2;
+    std::memcpy(q.data(), &count, 4);
+    EXPECT_THROW(decode_payload<EvaluateReply>(q), ProtocolError);
+  }
+  // Encoders refuse what the decoders would refuse.
+  EXPECT_THROW(encode_payload(EvaluateRequest{0, {{}}}), ProtocolError);
+  EXPECT_THROW(encode_payload(PerftRequest{start, 21, PerftDevice::kCpu}), ProtocolError);
+}
+
+TEST(WorkerProtocol, RejectsInvalidPackedBoards) {
+  const Board start = parse_fen(chess::kStartFen);
+  const Bytes good = encode_payload(LegalMovesRequest{{start}});
+  struct Corruption {
+    std::size_t byte;
+    std::uint8_t value;
+  };
+  // Reserved bytes, reserved flag bits, an en-passant file of 9, a piece code 6 (no such
+  // type), a position without its kings.
+  for (Corruption c : {Corruption{4 + 31, 1}, Corruption{4 + 24, 0x20}, Corruption{4 + 25, 9}, Corruption{4 + 8, 0x66},
+                       Corruption{4 + 0, 0}}) {
+    Bytes p = good;
+    p[c.byte] = c.value;
+    try {
+      decode_payload<LegalMovesRequest>(p);
+      ADD_FAILURE() << "corruption at " << c.byte << " accepted";
+    } catch (const ProtocolError& e) {
+      EXPECT_NE(std::string(e.what()).find("board 0"), std::string::npos) << e.what();
+    }
+  }
+  Bytes perft = encode_payload(PerftRequest{start, 1, PerftDevice::kCpu});
+  perft[30] = 1;
+  EXPECT_THROW(decode_payload<PerftRequest>(perft), ProtocolError);
+  Bytes ev = encode_payload(EvaluateRequest{0, {{start, start}}});
+  ev[13 + 32 + 31] = 7;  // second board of the input
+  try {
+    decode_payload<EvaluateRequest>(ev);
+    ADD_FAILURE();
+  } catch (const ProtocolError& e) {
+    EXPECT_NE(std::string(e.what()).find("input 0 board 1"), std::string::npos) << e.what();
+  }
+}
+
+TEST(WorkerProtocol, FuzzNeverCrashes) {
+  std::mt19937_64 rng(20240601);
+  const auto samples = sample_frames();
+  int accepted = 0, rejected = 0;
+  auto attempt = [&](std::span<const std::uint8_t> bytes) {
+    try {
+      decode_frame(bytes);
+      ++accepted;
+    } catch (const ProtocolError&) {
+      ++rejected;
+    }
+  };
+  for (int iter = 0; iter < 20000; ++iter) {
+    Bytes bytes;
+    const int mode = iter % 3;
+    if (mode == 0) {
+      // Pure noise behind a valid-looking header of a random type.
+      const auto& [type, frame] = samples[rng() % samples.size()];
+      const std::size_t n = rng() % 200;
+      bytes.resize(kHeaderSize + n);
+      for (auto& b : bytes) b = std::uint8_t(rng());
+      encode_header(FrameHeader{type, 1, std::uint32_t(n)}, bytes.data());
+    } else if (mode == 1) {
+      // A valid frame with a few bytes flipped (the length kept consistent half the time).
+      bytes = samples[rng() % samples.size()].second;
+      const int flips = 1 + int(rng() % 4);
+      for (int f = 0; f < flips; ++f) bytes[rng() % bytes.size()] ^= std::uint8_t(1u << (rng() % 8));
+      if (rng() % 2 && bytes.size() >= kHeaderSize) {
+        const std::uint32_t n = std::uint32_t(bytes.size() - kHeaderSize);
+        std::memcpy(bytes.data() + 12, &n, 4);
+      }
+    } else {
+      // Random bytes of random length.
+      bytes.resize(rng() % 64);
+      for (auto& b : bytes) b = std::uint8_t(rng());
+    }
+    attempt(bytes);
+    // Every payload decoder on the same bytes.
+    if (bytes.size() > kHeaderSize)
+      for (const auto& [type, frame] : samples) {
+        try {
+          decode_as(type, std::span<const std::uint8_t>(bytes).subspan(kHeaderSize));
+        } catch (const ProtocolError&) {
+        }
+      }
+  }
+  EXPECT_GT(rejected, 0);
+  EXPECT_GT(accepted + rejected, 19999);
+}
+
+TEST(WorkerProtocol, ParsesAddresses) {
+  Address a = parse_address("/run/pgmate/worker.sock");
+  EXPECT_FALSE(a.tcp);
+  EXPECT_EQ(a.path, "/run/pgmate/worker.sock");
+  a = parse_address("tcp://127.0.0.1:7070");
+  EXPECT_TRUE(a.tcp);
+  EXPECT_EQ(a.host, "127.0.0.1");
+  EXPECT_EQ(a.port, 7070);
+  a = parse_address("tcp://[::1]:7071");
+  EXPECT_EQ(a.host, "::1");
+  EXPECT_EQ(a.port, 7071);
+  EXPECT_EQ(a.display(), "tcp://[::1]:7071");
+  EXPECT_THROW(parse_address(""), std::invalid_argument);
+  EXPECT_THROW(parse_address("tcp://host"), std::invalid_argument);
+  EXPECT_THROW(parse_address("tcp://host:99999"), std::invalid_argument);
+  EXPECT_THROW(parse_address("tcp://host:0"), std::invalid_argument);
+  EXPECT_THROW(parse_address("http://x:1"), std::invalid_argument);
+  EXPECT_THROW(parse_address("/" + std::string(200, 'x')), std::invalid_argument);
+  a = parse_host_port("7072");
+  EXPECT_EQ(a.host, "127.0.0.1");
+  EXPECT_EQ(a.port, 7072);
+  a = parse_host_port("0.0.0.0:0");
+  EXPECT_EQ(a.host, "0.0.0.0");
+  EXPECT_EQ(a.port, 0);
+  EXPECT_THROW(parse_host_port("::1:80"), std::invalid_argument);
+  EXPECT_THROW(parse_host_port("host:"), std::invalid_argument);
+}
+
+TEST(WorkerProtocol, ConstantTimeCompare) {
+  EXPECT_TRUE(constant_time_equal("secret", "secret"));
+  EXPECT_FALSE(constant_time_equal("secreT", "secret"));
+  EXPECT_FALSE(constant_time_equal("secret2", "secret"));
+  EXPECT_FALSE(constant_time_equal("secre", "secret"));
+  EXPECT_FALSE(constant_time_equal("", "secret"));
+  EXPECT_TRUE(constant_time_equal("", ""));
+}
+
+}  // namespace
+}  // namespace pgmate::worker::protocol

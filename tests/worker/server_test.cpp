@@ -1,0 +1,826 @@
+// The worker end to end, in process: a Server on a temporary Unix socket (and TCP) with a
+// fake backend, and WorkerClient talking to it.
+#include <gtest/gtest.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstring>
+#include <iostream>
+#include <thread>
+
+#include "chess/fen.h"
+#include "chess/movegen.h"
+#include "chess/perft.h"
+#include "client/worker_client.h"
+#include "protocol/protocol.h"
+#include "protocol/socket_util.h"
+#include "server/server.h"
+#include "worker_test_util.h"
+#ifdef PGMATE_HAVE_CUDA
+#include "cuda/perft_kernel.h"
+#endif
+
+namespace pgmate::worker {
+namespace {
+
+using namespace std::chrono_literals;
+using protocol::Bytes;
+using protocol::ErrorCode;
+using protocol::MessageType;
+using testing::FakeBackend;
+using testing::FakeState;
+using testing::ms_since;
+using testing::TempDir;
+
+const char* kKiwipete = "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1";
+const char* kPosition3 = "8/2p5/3p4/KP5r/1R3p1k/8/4P1P1/8 w - - 0 1";
+const char* kPosition4 = "r3k2r/Pppp1ppp/1b3nbN/nP6/BBP1P3/q4N2/Pp1P2PP/R2Q1RK1 w kq - 0 1";
+
+struct TestServer {
+  TempDir dir;
+  std::shared_ptr<FakeState> state = std::make_shared<FakeState>();
+  ServerConfig config;
+  std::unique_ptr<Server> server;
+  std::mutex log_mutex;
+  std::vector<std::string> logs;
+
+  explicit TestServer(std::function<void(ServerConfig&)> tweak = nullptr) {
+    config.socket_path = dir.file("worker.sock");
+    config.threads = 4;
+    config.batcher.deadline = std::chrono::microseconds(1000);
+    config.log = [this](const std::string& line) {
+      std::lock_guard lock(log_mutex);
+      logs.push_back(line);
+    };
+    if (tweak) tweak(config);
+    server = std::make_unique<Server>(config, std::make_unique<FakeBackend>(state));
+    server->start();
+  }
+  ~TestServer() {
+    if (server) server->stop();
+  }
+  ClientOptions options() const {
+    ClientOptions o;
+    o.address = config.socket_path;
+    o.connect_timeout = 2000ms;
+    o.request_timeout = 20000ms;
+    return o;
+  }
+  WorkerClient client() const { return WorkerClient(options()); }
+};
+
+void expect_eval(const std::vector<EvalInput>& inputs, const std::vector<EvalOutput>& out) {
+  ASSERT_EQ(out.size(), inputs.size());
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    const auto want = testing::expected_result(inputs[i].history);
+    EXPECT_EQ(out[i].win, want.win);
+    EXPECT_EQ(out[i].draw, want.draw);
+    EXPECT_EQ(out[i].loss, want.loss);
+    EXPECT_EQ(out[i].moves, want.moves);
+    EXPECT_EQ(out[i].priors, want.priors);
+  }
+}
+
+std::vector<EvalInput> to_inputs(const std::vector<std::vector<chess::Board>>& histories) {
+  std::vector<EvalInput> out;
+  for (const auto& h : histories) out.push_back(EvalInput{h});
+  return out;
+}
+
+// ---- raw sockets, for what a well-behaved client never sends ----
+
+UniqueFd raw_unix(const std::string& path) {
+  UniqueFd fd(socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::strncpy(addr.sun_path, path.c_str(), sizeof addr.sun_path - 1);
+  if (connect(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) return UniqueFd();
+  return fd;
+}
+
+UniqueFd raw_tcp(std::uint16_t port) {
+  UniqueFd fd(socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(port);
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (connect(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) return UniqueFd();
+  return fd;
+}
+
+void send_bytes(int fd, const Bytes& b) {
+  std::size_t at = 0;
+  while (at < b.size()) {
+    const ssize_t n = send(fd, b.data() + at, b.size() - at, MSG_NOSIGNAL);
+    if (n <= 0) return;
+    at += std::size_t(n);
+  }
+}
+
+// Reads exactly n bytes; false on EOF / error / 3 s without data.
+bool recv_exact(int fd, std::uint8_t* out, std::size_t n) {
+  std::size_t got = 0;
+  while (got < n) {
+    pollfd p{fd, POLLIN, 0};
+    if (poll(&p, 1, 3000) <= 0) return false;
+    const ssize_t r = recv(fd, out + got, n - got, 0);
+    if (r <= 0) return false;
+    got += std::size_t(r);
+  }
+  return true;
+}
+
+struct RawFrame {
+  protocol::FrameHeader header;
+  Bytes payload;
+};
+
+std::optional<RawFrame> recv_frame(int fd) {
+  std::uint8_t h[protocol::kHeaderSize];
+  if (!recv_exact(fd, h, sizeof h)) return std::nullopt;
+  RawFrame f;
+  f.header = protocol::decode_header(std::span<const std::uint8_t>(h, sizeof h));
+  f.payload.resize(f.header.payload_length);
+  if (!recv_exact(fd, f.payload.data(), f.payload.size())) return std::nullopt;
+  return f;
+}
+
+protocol::ErrorReply expect_error(int fd) {
+  auto f = recv_frame(fd);
+  EXPECT_TRUE(f.has_value());
+  if (!f) return {};
+  EXPECT_EQ(f->header.type, MessageType::kError);
+  if (f->header.type != MessageType::kError) return {};
+  return protocol::decode_payload<protocol::ErrorReply>(f->payload);
+}
+
+bool closed_by_peer(int fd) {
+  pollfd p{fd, POLLIN, 0};
+  if (poll(&p, 1, 3000) <= 0) return false;
+  std::uint8_t b;
+  return recv(fd, &b, 1, 0) <= 0;
+}
+
+// ---- tests ----
+
+TEST(WorkerServer, SocketFileIsPrivateAndRemovedOnStop) {
+  auto ts = std::make_unique<TestServer>();
+  struct stat st;
+  ASSERT_EQ(lstat(ts->config.socket_path.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISSOCK(st.st_mode));
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  const std::string path = ts->config.socket_path;
+  ts->server->stop();
+  EXPECT_NE(lstat(path.c_str(), &st), 0) << "socket file left behind";
+  ts->server.reset();
+}
+
+TEST(WorkerServer, RefusesASecondWorkerAndReplacesAStaleSocket) {
+  TestServer ts;
+  try {
+    Server second(ts.config, std::make_unique<FakeBackend>(ts.state));
+    ADD_FAILURE() << "a second worker started on the same socket";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("another pgmate-worker"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(ts.client().status_json().front(), '{');  // the first one still serves
+
+  // A socket file nobody listens on (a worker that died) is replaced.
+  TempDir dir;
+  const std::string stale = dir.file("stale.sock");
+  {
+    UniqueFd fd(socket(AF_UNIX, SOCK_STREAM, 0));
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    std::strncpy(addr.sun_path, stale.c_str(), sizeof addr.sun_path - 1);
+    ASSERT_EQ(bind(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  }
+  ServerConfig c = ts.config;
+  c.socket_path = stale;
+  {
+    Server s(c, std::make_unique<FakeBackend>(std::make_shared<FakeState>()));
+    s.start();
+    ClientOptions o;
+    o.address = stale;
+    EXPECT_EQ(WorkerClient(o).status_json().front(), '{');
+    s.stop();
+  }
+  // A path that is not a socket is left alone.
+  const std::string file = dir.file("file");
+  FILE* f = std::fopen(file.c_str(), "w");
+  std::fclose(f);
+  c.socket_path = file;
+  EXPECT_THROW(Server(c, std::make_unique<FakeBackend>(std::make_shared<FakeState>())), std::runtime_error);
+  struct stat st;
+  EXPECT_EQ(lstat(file.c_str(), &st), 0);
+}
+
+TEST(WorkerServer, ConcurrentClientsGetBatchedAndTheirOwnResults) {
+  TestServer ts([](ServerConfig& c) { c.batcher.deadline = std::chrono::microseconds(2000); });
+  constexpr int kClients = 32, kRounds = 15;
+  std::atomic<int> errors{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kClients; ++t)
+    threads.emplace_back([&, t] {
+      try {
+        WorkerClient client = ts.client();
+        for (int r = 0; r < kRounds; ++r) {
+          const auto inputs = to_inputs(testing::random_histories(977 * t + r, 1 + (t + r) % 3));
+          expect_eval(inputs, client.evaluate(inputs));
+        }
+      } catch (const std::exception& e) {
+        ++errors;
+        ADD_FAILURE() << "client " << t << ": " << e.what();
+      }
+    });
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(errors, 0);
+  const auto sizes = ts.state->sizes();
+  int largest = 0, total = 0;
+  for (int s : sizes) {
+    largest = std::max(largest, s);
+    total += s;
+  }
+  EXPECT_GT(largest, 1) << "the backend never saw a batch of more than one position";
+  EXPECT_LT(sizes.size(), std::size_t(kClients * kRounds)) << "no request was merged with another";
+  const std::string status = ts.client().status_json();
+  EXPECT_NE(status.find("\"batches_run\":" + std::to_string(sizes.size())), std::string::npos) << status;
+  EXPECT_NE(status.find("\"positions_evaluated\":" + std::to_string(total)), std::string::npos) << status;
+  EXPECT_NE(status.find("\"device\":\"fake\""), std::string::npos) << status;
+  EXPECT_NE(status.find("\"connected_clients\":1"), std::string::npos) << status;
+}
+
+TEST(WorkerServer, DeadlineFlushesALoneRequestWithinMilliseconds) {
+  TestServer ts;  // deadline 1 ms
+  WorkerClient client = ts.client();
+  const auto inputs = to_inputs(testing::random_histories(11, 1));
+  client.evaluate(inputs);  // warm up
+  double best = 1e9;
+  for (int i = 0; i < 5; ++i) {
+    const auto t0 = std::chrono::steady_clock::now();
+    expect_eval(inputs, client.evaluate(inputs));
+    best = std::min(best, ms_since(t0));
+  }
+  EXPECT_LT(best, 20.0);
+  EXPECT_GE(best, 0.9);  // it did wait for the deadline
+  EXPECT_EQ(ts.state->sizes().back(), 1);
+}
+
+TEST(WorkerServer, EvaluateEdgeCases) {
+  TestServer ts([](ServerConfig& c) { c.batcher.max_batch = 64; });
+  WorkerClient client = ts.client();
+  EXPECT_TRUE(client.evaluate({}).empty());
+  // Larger than a batch and than one request (the client splits at 8192 inputs).
+  const auto big = to_inputs(testing::random_histories(3, 9000));
+  expect_eval(big, client.evaluate(big));
+  for (int s : ts.state->sizes()) EXPECT_LE(s, 64);
+  // Positions without legal moves.
+  const auto mate = chess::parse_fen("rnb1kbnr/pppp1ppp/8/4p3/6Pq/5P2/PPPPP2P/RNBQKBNR w KQkq - 1 3");
+  const auto out = client.evaluate({EvalInput{{mate}}});
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_TRUE(out[0].moves.empty());
+  EXPECT_TRUE(out[0].priors.empty());
+  // Bad inputs are refused before they leave the client.
+  EXPECT_THROW(client.evaluate({EvalInput{}}), WorkerError);
+  EXPECT_THROW(client.evaluate({EvalInput{std::vector<chess::Board>(5, mate)}}), WorkerError);
+}
+
+TEST(WorkerServer, PerftMatchesCore) {
+  TestServer ts;
+  WorkerClient client = ts.client();
+  for (const char* fen : {"startpos", kKiwipete, kPosition3, kPosition4}) {
+    const chess::Board b = chess::parse_fen(fen);
+    for (int depth = 0; depth <= 4; ++depth)
+      EXPECT_EQ(client.perft(b, depth, Device::kCpu), chess::perft(b, depth)) << fen << " depth " << depth;
+    EXPECT_EQ(client.perft(b, 3), chess::perft(b, 3)) << fen;
+  }
+  // Deep enough to be split over the pool by root move.
+  EXPECT_EQ(client.perft(chess::parse_fen(kPosition3), 6, Device::kCpu), 11030083u);
+  EXPECT_THROW(client.perft(chess::parse_fen("startpos"), 21), WorkerError);
+
+  std::string why = "built without CUDA";
+  bool gpu = false;
+#ifdef PGMATE_HAVE_CUDA
+  gpu = gpu::cuda_device_available(&why);
+#endif
+  if (!gpu) {
+    try {
+      client.perft(chess::parse_fen("startpos"), 3, Device::kGpu);
+      ADD_FAILURE() << "device=gpu accepted without a GPU";
+    } catch (const WorkerError& e) {
+      EXPECT_NE(std::string(e.what()).find("no GPU available"), std::string::npos) << e.what();
+    }
+  } else {
+    EXPECT_EQ(client.perft(chess::parse_fen(kKiwipete), 4, Device::kGpu), 4085603u);
+  }
+  // The connection survives an ERROR reply.
+  EXPECT_EQ(client.perft(chess::parse_fen("startpos"), 2, Device::kAuto), 400u);
+}
+
+TEST(WorkerServer, AbandonedPerftIsCancelled) {
+  TestServer ts;
+  ClientOptions o = ts.options();
+  o.request_timeout = 200ms;
+  WorkerClient client(o);
+  const auto t0 = std::chrono::steady_clock::now();
+  try {
+    client.perft(chess::parse_fen("startpos"), 12, Device::kCpu);  // would take hours
+    ADD_FAILURE() << "perft 12 returned";
+  } catch (const WorkerUnavailable& e) {
+    EXPECT_NE(std::string(e.what()).find("timed out"), std::string::npos) << e.what();
+  }
+  EXPECT_LT(ms_since(t0), 1500);
+  // The client closed its connection; the worker stops computing soon after.
+  WorkerClient observer = ts.client();
+  bool idle = false;
+  for (int i = 0; i < 300 && !idle; ++i) {
+    idle = observer.status_json().find("\"perft_running\":0") != std::string::npos;
+    if (!idle) std::this_thread::sleep_for(10ms);
+  }
+  EXPECT_TRUE(idle) << observer.status_json();
+}
+
+TEST(WorkerServer, LegalMovesBatchMatchesCore) {
+  TestServer ts;
+  WorkerClient client = ts.client();
+  auto boards = testing::random_positions(77, 600);
+  boards.push_back(chess::parse_fen(kKiwipete));
+  boards.push_back(chess::parse_fen("rnbqkbnr/ppp1p1pp/8/3pPp2/8/8/PPPP1PPP/RNBQKBNR w KQkq f6 0 3"));
+  auto check = [&](const std::vector<chess::Board>& bs) {
+    const auto moves = client.legal_moves_batch(bs);
+    ASSERT_EQ(moves.size(), bs.size());
+    for (std::size_t i = 0; i < bs.size(); ++i) {
+      chess::MoveList list;
+      chess::legal_moves(bs[i], list);
+      ASSERT_EQ(moves[i], std::vector<chess::Move>(list.begin(), list.end())) << chess::to_fen(bs[i]);
+    }
+  };
+  check(boards);
+  check({});
+  // More than one request's worth (16384): the client splits.
+  std::vector<chess::Board> many;
+  while (many.size() < 20000) many.insert(many.end(), boards.begin(), boards.end());
+  check(many);
+}
+
+TEST(WorkerServer, NetworkManagement) {
+  TestServer ts;
+  WorkerClient client = ts.client();
+  const std::string cfg = "{\"blocks\":4,\"filters\":32}";
+  const std::string weights = client.init_network_weights(cfg, 99);
+  EXPECT_EQ(weights, "fake-weights:" + cfg + ":99");
+  client.load_network(7, cfg, weights);
+  const std::string status = client.status_json();
+  EXPECT_NE(status.find("\"network_id\":7"), std::string::npos) << status;
+  EXPECT_NE(status.find("\"network\":" + cfg), std::string::npos) << status;
+  const auto inputs = to_inputs(testing::random_histories(5, 3));
+  expect_eval(inputs, client.evaluate(inputs, 7));
+  try {
+    client.evaluate(inputs, 8);
+    ADD_FAILURE() << "network 8 accepted";
+  } catch (const WorkerError& e) {
+    EXPECT_NE(std::string(e.what()).find("network 8 is not loaded"), std::string::npos) << e.what();
+  }
+  try {
+    client.load_network(9, cfg, "not weights");
+    ADD_FAILURE() << "bad weights accepted";
+  } catch (const WorkerError& e) {
+    EXPECT_NE(std::string(e.what()).find("cannot load network 9"), std::string::npos) << e.what();
+  }
+  EXPECT_NE(client.status_json().find("\"network_id\":7"), std::string::npos);
+  bool logged = false;
+  {
+    std::lock_guard lock(ts.log_mutex);
+    for (const auto& l : ts.logs) logged |= l.find("loaded network 7") != std::string::npos;
+  }
+  EXPECT_TRUE(logged);
+  // With no network at all, evaluation fails with the backend's message.
+  {
+    std::lock_guard lock(ts.state->mutex);
+    ts.state->loaded = false;
+  }
+  EXPECT_THROW(client.evaluate(inputs), WorkerError);
+}
+
+TEST(WorkerServer, OversizedWeightsAreRefusedWithAClearError) {
+  TestServer ts([](ServerConfig& c) { c.limits.max_large_payload = 1u << 20; });
+  WorkerClient client = ts.client();
+  try {
+    client.load_network(1, "{}", std::string(3u << 20, 'w'));
+    ADD_FAILURE() << "a 3 MiB frame passed a 1 MiB limit";
+  } catch (const WorkerError& e) {
+    EXPECT_NE(std::string(e.what()).find("exceeds the limit"), std::string::npos) << e.what();
+  }
+  // The worker closed that connection; the client reconnects.
+  EXPECT_EQ(client.perft(chess::parse_fen("startpos"), 2), 400u);
+}
+
+TEST(WorkerServer, UnservedSocketIsUnavailableQuickly) {
+  TempDir dir;
+  ClientOptions o;
+  o.address = dir.file("nobody.sock");
+  auto t0 = std::chrono::steady_clock::now();
+  try {
+    WorkerClient c(o);
+    ADD_FAILURE() << "connected to nothing";
+  } catch (const WorkerUnavailable& e) {
+    EXPECT_NE(std::string(e.what()).find(o.address), std::string::npos) << e.what();
+  }
+  EXPECT_LT(ms_since(t0), 1500);  // a bound on hanging, not a speed test
+
+  // A stale socket file: connection refused.
+  {
+    UniqueFd fd(socket(AF_UNIX, SOCK_STREAM, 0));
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    std::strncpy(addr.sun_path, o.address.c_str(), sizeof addr.sun_path - 1);
+    ASSERT_EQ(bind(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  }
+  t0 = std::chrono::steady_clock::now();
+  EXPECT_THROW(WorkerClient{o}, WorkerUnavailable);
+  EXPECT_LT(ms_since(t0), 1500);  // a bound on hanging, not a speed test
+
+  // TCP: a port nobody listens on.
+  UniqueFd probe(socket(AF_INET, SOCK_STREAM, 0));
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(bind(probe.get(), reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  socklen_t len = sizeof addr;
+  getsockname(probe.get(), reinterpret_cast<sockaddr*>(&addr), &len);
+  o.address = "tcp://127.0.0.1:" + std::to_string(ntohs(addr.sin_port));  // bound, not listening
+  t0 = std::chrono::steady_clock::now();
+  EXPECT_THROW(WorkerClient{o}, WorkerUnavailable);
+  EXPECT_LT(ms_since(t0), 1500);  // a bound on hanging, not a speed test
+
+  o.address = "tcp://nowhere";
+  EXPECT_THROW(WorkerClient{o}, WorkerUnavailable);
+}
+
+TEST(WorkerServer, ServerKilledMidRequestGivesUnavailable) {
+  TempDir dir;
+  const std::string path = dir.file("dying.sock");
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    try {
+      auto state = std::make_shared<FakeState>();
+      state->delay_ms = 30000;
+      ServerConfig c;
+      c.socket_path = path;
+      c.threads = 2;
+      Server s(c, std::make_unique<FakeBackend>(state));
+      s.run();
+    } catch (...) {
+    }
+    _exit(0);
+  }
+  ClientOptions o;
+  o.address = path;
+  std::unique_ptr<WorkerClient> client;
+  for (int i = 0; i < 500 && !client; ++i) {
+    try {
+      client = std::make_unique<WorkerClient>(o);
+    } catch (const WorkerUnavailable&) {
+      std::this_thread::sleep_for(10ms);
+    }
+  }
+  ASSERT_TRUE(client) << "the forked worker never came up";
+  std::thread killer([pid] {
+    std::this_thread::sleep_for(200ms);
+    kill(pid, SIGKILL);
+  });
+  const auto t0 = std::chrono::steady_clock::now();
+  try {
+    client->evaluate(to_inputs(testing::random_histories(1, 2)));
+    ADD_FAILURE() << "evaluate returned from a killed worker";
+  } catch (const WorkerUnavailable& e) {
+    EXPECT_NE(std::string(e.what()).find("closed the connection"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find(path), std::string::npos) << e.what();
+  }
+  EXPECT_LT(ms_since(t0), 3000);
+  killer.join();
+  int status = 0;
+  waitpid(pid, &status, 0);
+  // The next call finds nobody (the socket file is stale now).
+  EXPECT_THROW(client->status_json(), WorkerUnavailable);
+}
+
+TEST(WorkerServer, EofInTheMiddleOfAReply) {
+  // A fake worker that answers half a header and disappears.
+  TempDir dir;
+  const std::string path = dir.file("half.sock");
+  UniqueFd listener(socket(AF_UNIX, SOCK_STREAM, 0));
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::strncpy(addr.sun_path, path.c_str(), sizeof addr.sun_path - 1);
+  ASSERT_EQ(bind(listener.get(), reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  ASSERT_EQ(listen(listener.get(), 4), 0);
+  std::thread fake([&] {
+    UniqueFd c(accept(listener.get(), nullptr, nullptr));
+    auto hello = recv_frame(c.get());
+    if (!hello) return;
+    send_bytes(c.get(), protocol::encode_frame(hello->header.request_id, protocol::HelloReply{}));
+    auto req = recv_frame(c.get());
+    if (!req) return;
+    const Bytes reply = protocol::encode_frame(req->header.request_id, protocol::PerftReply{5});
+    send_bytes(c.get(), Bytes(reply.begin(), reply.begin() + 20));
+  });
+  ClientOptions o;
+  o.address = path;
+  WorkerClient client(o);
+  try {
+    client.perft(chess::parse_fen("startpos"), 1);
+    ADD_FAILURE();
+  } catch (const WorkerUnavailable& e) {
+    EXPECT_NE(std::string(e.what()).find("in the middle of a reply"), std::string::npos) << e.what();
+  }
+  fake.join();
+}
+
+TEST(WorkerServer, PollHookThrowingAbortsTheWait) {
+  TestServer ts;
+  ts.state->delay_ms = 1000;
+  struct Cancelled {};
+  ClientOptions o = ts.options();
+  const auto t0 = std::chrono::steady_clock::now();
+  int calls = 0;
+  o.poll = [&] {
+    ++calls;
+    if (ms_since(t0) > 50) throw Cancelled{};
+  };
+  WorkerClient client(o);
+  EXPECT_THROW(client.evaluate(to_inputs(testing::random_histories(2, 1))), Cancelled);
+  EXPECT_LT(ms_since(t0), 1500);  // a bound on hanging, not a speed test
+  EXPECT_GE(calls, 3);  // every ~10 ms
+  // The connection was closed; the next call reconnects and works.
+  ts.state->delay_ms = 0;
+  o.poll = nullptr;
+  EXPECT_EQ(client.perft(chess::parse_fen("startpos"), 3), 8902u);
+}
+
+TEST(WorkerServer, RequestTimeout) {
+  TestServer ts;
+  ts.state->delay_ms = 600;
+  ClientOptions o = ts.options();
+  o.request_timeout = 150ms;
+  WorkerClient client(o);
+  const auto t0 = std::chrono::steady_clock::now();
+  try {
+    client.evaluate(to_inputs(testing::random_histories(2, 1)));
+    ADD_FAILURE();
+  } catch (const WorkerUnavailable& e) {
+    EXPECT_NE(std::string(e.what()).find("timed out"), std::string::npos) << e.what();
+  }
+  const double ms = ms_since(t0);
+  EXPECT_GE(ms, 140);
+  EXPECT_LT(ms, 1000);
+}
+
+TEST(WorkerServer, TcpNeedsTheToken) {
+  TestServer ts([](ServerConfig& c) {
+    c.tcp = "127.0.0.1:0";
+    c.token = "s3cret-token";
+  });
+  const std::uint16_t port = ts.server->tcp_port();
+  ASSERT_NE(port, 0);
+  ClientOptions o;
+  o.address = "tcp://127.0.0.1:" + std::to_string(port);
+  o.token = "wrong";
+  try {
+    WorkerClient c(o);
+    ADD_FAILURE() << "wrong token accepted";
+  } catch (const WorkerError& e) {
+    EXPECT_NE(std::string(e.what()).find("wrong token"), std::string::npos) << e.what();
+  }
+  o.token = "";
+  EXPECT_THROW(WorkerClient{o}, WorkerError);
+  o.token = "s3cret-token";
+  WorkerClient good(o);
+  EXPECT_EQ(good.perft(chess::parse_fen("startpos"), 3), 8902u);
+  const auto inputs = to_inputs(testing::random_histories(8, 2));
+  expect_eval(inputs, good.evaluate(inputs));
+
+  // A raw TCP client skipping HELLO is refused and disconnected.
+  UniqueFd raw = raw_tcp(port);
+  ASSERT_TRUE(raw);
+  send_bytes(raw.get(), protocol::encode_frame(1, protocol::StatusRequest{}));
+  EXPECT_EQ(expect_error(raw.get()).code, ErrorCode::kUnauthorized);
+  EXPECT_TRUE(closed_by_peer(raw.get()));
+  // Nor may it send a large frame first: refused from the header, before any payload.
+  UniqueFd raw2 = raw_tcp(port);
+  Bytes hdr(protocol::kHeaderSize);
+  protocol::encode_header(protocol::FrameHeader{MessageType::kLoadNetwork, 2, 10u << 20}, hdr.data());
+  send_bytes(raw2.get(), hdr);
+  EXPECT_EQ(expect_error(raw2.get()).code, ErrorCode::kUnauthorized);
+  EXPECT_TRUE(closed_by_peer(raw2.get()));
+  // The Unix socket needs no token.
+  EXPECT_EQ(ts.client().perft(chess::parse_fen("startpos"), 1), 20u);
+}
+
+TEST(WorkerServer, MalformedFrames) {
+  TestServer ts;
+  {
+    // Bad magic: ERROR, then the connection is closed.
+    UniqueFd fd = raw_unix(ts.config.socket_path);
+    ASSERT_TRUE(fd);
+    send_bytes(fd.get(), Bytes(16, 'x'));
+    const auto e = expect_error(fd.get());
+    EXPECT_EQ(e.code, ErrorCode::kBadFrame);
+    EXPECT_NE(e.message.find("magic"), std::string::npos) << e.message;
+    EXPECT_TRUE(closed_by_peer(fd.get()));
+  }
+  {
+    // Oversized length: refused from the header alone.
+    UniqueFd fd = raw_unix(ts.config.socket_path);
+    protocol::FrameHeader h{MessageType::kEvaluate, 3, 200u << 20};
+    Bytes hdr(protocol::kHeaderSize);
+    protocol::encode_header(h, hdr.data());
+    send_bytes(fd.get(), hdr);
+    const auto e = expect_error(fd.get());
+    EXPECT_EQ(e.code, ErrorCode::kBadFrame);
+    EXPECT_NE(e.message.find("exceeds the limit"), std::string::npos) << e.message;
+    EXPECT_TRUE(closed_by_peer(fd.get()));
+  }
+  {
+    // Bad payloads: ERROR, and the connection keeps working.
+    UniqueFd fd = raw_unix(ts.config.socket_path);
+    Bytes status = protocol::encode_frame(5, protocol::StatusRequest{});
+    status[12] = 1;  // payload length 1 ...
+    status.push_back(0);  // ... one byte STATUS does not expect
+    send_bytes(fd.get(), status);
+    auto e = expect_error(fd.get());
+    EXPECT_EQ(e.code, ErrorCode::kBadRequest);
+    EXPECT_NE(e.message.find("trailing"), std::string::npos) << e.message;
+
+    Bytes legal = protocol::encode_frame(6, protocol::LegalMovesRequest{{chess::parse_fen("startpos")}});
+    legal[protocol::kHeaderSize + 4 + 31] = 9;  // reserved byte of the packed board
+    send_bytes(fd.get(), legal);
+    e = expect_error(fd.get());
+    EXPECT_EQ(e.code, ErrorCode::kBadRequest);
+    EXPECT_NE(e.message.find("invalid packed board"), std::string::npos) << e.message;
+
+    send_bytes(fd.get(), protocol::encode_frame(7, protocol::PerftReply{1}));  // a reply, from a client
+    e = expect_error(fd.get());
+    EXPECT_EQ(e.code, ErrorCode::kBadRequest);
+
+    // Two requests in one write, answered in order.
+    Bytes two = protocol::encode_frame(8, protocol::StatusRequest{});
+    const Bytes perft = protocol::encode_frame(9, protocol::PerftRequest{chess::parse_fen("startpos"), 2,
+                                                                          protocol::PerftDevice::kCpu});
+    two.insert(two.end(), perft.begin(), perft.end());
+    send_bytes(fd.get(), two);
+    auto f = recv_frame(fd.get());
+    ASSERT_TRUE(f);
+    EXPECT_EQ(f->header.type, MessageType::kStatusReply);
+    EXPECT_EQ(f->header.request_id, 8u);
+    f = recv_frame(fd.get());
+    ASSERT_TRUE(f);
+    EXPECT_EQ(f->header.request_id, 9u);
+    EXPECT_EQ(protocol::decode_payload<protocol::PerftReply>(f->payload).nodes, 400u);
+  }
+  {
+    // A frame trickling in byte by byte still works.
+    UniqueFd fd = raw_unix(ts.config.socket_path);
+    const Bytes perft = protocol::encode_frame(10, protocol::PerftRequest{chess::parse_fen(kKiwipete), 1,
+                                                                           protocol::PerftDevice::kCpu});
+    for (std::uint8_t b : perft) {
+      send_bytes(fd.get(), Bytes{b});
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
+    }
+    auto f = recv_frame(fd.get());
+    ASSERT_TRUE(f);
+    EXPECT_EQ(protocol::decode_payload<protocol::PerftReply>(f->payload).nodes, 48u);
+  }
+  // The server is fine.
+  EXPECT_EQ(ts.client().perft(chess::parse_fen("startpos"), 1), 20u);
+}
+
+TEST(WorkerServer, ShutdownFailsQueuedRequestsAndAnswersTheRunningBatch) {
+  auto ts = std::make_unique<TestServer>();
+  ts->state->delay_ms = 400;
+  std::atomic<int> got_result{0}, got_unavailable{0}, other{0};
+  auto run_client = [&](int seed) {
+    try {
+      WorkerClient c = ts->client();
+      c.evaluate(to_inputs(testing::random_histories(seed, 1)));
+      ++got_result;
+    } catch (const WorkerUnavailable& e) {
+      ++got_unavailable;
+    } catch (...) {
+      ++other;
+    }
+  };
+  std::thread a(run_client, 1);
+  std::this_thread::sleep_for(100ms);  // a's batch is running in the backend
+  std::thread b(run_client, 2);         // b waits in the queue
+  std::this_thread::sleep_for(100ms);
+  const auto t0 = std::chrono::steady_clock::now();
+  ts->server->stop();
+  a.join();
+  b.join();
+  EXPECT_LT(ms_since(t0), 3000);
+  EXPECT_EQ(got_result, 1);
+  EXPECT_EQ(got_unavailable, 1);
+  EXPECT_EQ(other, 0);
+  struct stat st;
+  EXPECT_NE(lstat(ts->config.socket_path.c_str(), &st), 0);
+  bool logged = false;
+  for (const auto& l : ts->logs) logged |= l.find("stopped after") != std::string::npos;
+  EXPECT_TRUE(logged);
+}
+
+TEST(WorkerServer, ClientReconnectsAfterAWorkerRestart) {
+  TempDir dir;
+  ServerConfig c;
+  c.socket_path = dir.file("restart.sock");
+  c.threads = 2;
+  auto first = std::make_unique<Server>(c, std::make_unique<FakeBackend>(std::make_shared<FakeState>()));
+  first->start();
+  ClientOptions o;
+  o.address = c.socket_path;
+  WorkerClient client(o);
+  EXPECT_EQ(client.perft(chess::parse_fen("startpos"), 2), 400u);
+  first.reset();
+  auto second = std::make_unique<Server>(c, std::make_unique<FakeBackend>(std::make_shared<FakeState>()));
+  second->start();
+  EXPECT_EQ(client.perft(chess::parse_fen("startpos"), 2), 400u);
+}
+
+TEST(WorkerServer, ManySimultaneousConnections) {
+  TestServer ts;
+  std::vector<WorkerClient> clients;
+  for (int i = 0; i < 300; ++i) clients.push_back(ts.client());
+  std::vector<std::thread> threads;
+  std::atomic<int> ok{0};
+  for (int t = 0; t < 10; ++t)
+    threads.emplace_back([&, t] {
+      for (int i = t; i < 300; i += 10)
+        if (clients[i].perft(chess::parse_fen("startpos"), 1) == 20u) ++ok;
+    });
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(ok, 300);
+  EXPECT_EQ(ts.server->connected_clients(), 300);
+  clients.clear();
+  for (int i = 0; i < 200 && ts.server->connected_clients() != 0; ++i) std::this_thread::sleep_for(10ms);
+  EXPECT_EQ(ts.server->connected_clients(), 0);
+}
+
+// Not a correctness test: prints the round-trip latency of a 1-position evaluate and the
+// throughput of 32 concurrent clients, with the fake backend.
+TEST(WorkerServer, LatencyAndThroughput) {
+  for (int deadline_us : {0, 1000}) {
+    TestServer ts([&](ServerConfig& c) { c.batcher.deadline = std::chrono::microseconds(deadline_us); });
+    WorkerClient client = ts.client();
+    const auto one = to_inputs(testing::random_histories(1, 1));
+    for (int i = 0; i < 20; ++i) client.evaluate(one);
+    std::vector<double> samples;
+    for (int i = 0; i < 200; ++i) {
+      const auto t0 = std::chrono::steady_clock::now();
+      client.evaluate(one);
+      samples.push_back(ms_since(t0) * 1000);
+    }
+    std::sort(samples.begin(), samples.end());
+    std::cout << "[ perf     ] deadline " << deadline_us << " us: 1-position evaluate round trip median "
+              << samples[samples.size() / 2] << " us, p90 " << samples[samples.size() * 9 / 10] << " us\n";
+
+    constexpr int kClients = 32;
+    const auto run_for = 1500ms;
+    std::atomic<long> requests{0};
+    std::atomic<bool> go{true};
+    std::vector<std::thread> threads;
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int t = 0; t < kClients; ++t)
+      threads.emplace_back([&, t] {
+        WorkerClient c = ts.client();
+        const auto in = to_inputs(testing::random_histories(100 + t, 1));
+        while (go) {
+          c.evaluate(in);
+          ++requests;
+        }
+      });
+    std::this_thread::sleep_for(run_for);
+    go = false;
+    for (auto& t : threads) t.join();
+    const double s = ms_since(t0) / 1000;
+    const auto sizes = ts.state->sizes();
+    double mean = 0;
+    for (int x : sizes) mean += x;
+    mean /= std::max<std::size_t>(1, sizes.size());
+    std::cout << "[ perf     ] deadline " << deadline_us << " us: 32 clients x 1-position evaluate: "
+              << long(double(requests) / s) << " requests/s, mean batch " << mean << "\n";
+    EXPECT_GT(requests.load(), 0);
+  }
+}
+
+}  // namespace
+}  // namespace pgmate::worker
