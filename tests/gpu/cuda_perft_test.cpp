@@ -1,6 +1,10 @@
 // The per-thread CUDA perft must match the CPU counts (runs only where a GPU exists).
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
 #include "chess/fen.h"
 #include "chess/movegen.h"
 #include "cuda/perft_kernel.h"
@@ -56,6 +60,31 @@ TEST(CudaPerft, BreadthFirstMatchesCpu) {
     // A tiny level budget forces the per-thread finish.
     EXPECT_EQ(gpu::perft_bfs(b, 4, 1000), perft(b, 4)) << fen;
   }
+}
+
+// The whole perft suite, breadth-first on the GPU, against the published counts.
+TEST(CudaPerft, PerftSuiteToDepth4) {
+  std::string why;
+  if (!gpu::cuda_device_available(&why)) GTEST_SKIP() << "skipped: " << why;
+  std::ifstream in(std::string(PGMATE_TEST_DATA_DIR) + "/perftsuite.epd");
+  ASSERT_TRUE(in);
+  int positions = 0;
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty()) continue;
+    const size_t semi = line.find(';');
+    const Board b = parse_fen(line.substr(0, semi));
+    std::istringstream fields(line.substr(semi));
+    for (std::string field; std::getline(fields, field, ';');) {
+      std::istringstream f(field);
+      std::string label;
+      std::uint64_t expected;
+      if (!(f >> label >> expected)) continue;
+      const int depth = std::atoi(label.c_str() + 1);
+      if (depth <= 4) EXPECT_EQ(gpu::perft_bfs(b, depth), expected) << line.substr(0, semi) << " depth " << depth;
+    }
+    ++positions;
+  }
+  EXPECT_EQ(positions, 127);
 }
 
 TEST(CudaMovegen, LegalMovesBatchMatchesCpu) {
