@@ -5,6 +5,8 @@
 // in a small capped buffer, comments are skipped as they stream past.
 #include "chess/pgn.h"
 
+#include "common/json.h"
+
 #include <deque>
 #include <stdexcept>
 
@@ -680,32 +682,6 @@ std::string to_pgn(const PgnTags& tags, const Board& start, const std::vector<Mo
 }
 
 std::string to_pgn(const PgnGame& game) { return to_pgn(game.tags, game.start, game.moves, game.result); }
-
-namespace {
-void append_json_string(std::string& out, std::string_view s) {
-  out += '"';
-  for (const char ch : s) {
-    const auto c = static_cast<unsigned char>(ch);
-    switch (ch) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (c < 0x20) {
-          static const char kHex[] = "0123456789abcdef";
-          out += "\\u00";
-          out += kHex[c >> 4];
-          out += kHex[c & 15];
-        } else {
-          out += ch;
-        }
-    }
-  }
-  out += '"';
-}
-}  // namespace
 
 std::string tags_json(const PgnTags& tags) {
   std::string json = "{";

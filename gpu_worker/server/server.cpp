@@ -18,6 +18,7 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "common/json.h"
 #include "protocol/socket_util.h"
 
 namespace pgmate::worker {
@@ -36,31 +37,6 @@ constexpr std::size_t kOutputHighWater = 32u << 20;  // stop reading a client th
 constexpr auto kLinger = std::chrono::milliseconds(1000);
 constexpr auto kPollTick = 100;  // ms
 constexpr std::uint32_t kMaxHelloPayload = 64 * 1024;
-
-std::string json_escape(const std::string& s) {
-  std::string out;
-  out.reserve(s.size() + 2);
-  out += '"';
-  for (unsigned char ch : s) {
-    switch (ch) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (ch < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\u%04x", ch);
-          out += buf;
-        } else {
-          out += char(ch);
-        }
-    }
-  }
-  out += '"';
-  return out;
-}
 
 std::string fixed(double v, int digits) {
   char buf[64];
@@ -227,13 +203,9 @@ void Server::setup_tcp() {
   tcp_display_ = a.display();
 }
 
-void Server::release_resources() {
-  if (released_) return;
-  released_ = true;
-  stopping_ = true;
-  if (batcher_) batcher_->stop();
-  if (pool_) pool_->stop();
-  if (control_) control_->stop();
+// Closes the listening sockets and removes the socket file, but only if it is still the
+// one this server created (a newer worker may have replaced it).
+void Server::close_listeners() {
   if (unix_fd_ >= 0) {
     close(unix_fd_);
     unix_fd_ = -1;
@@ -242,13 +214,21 @@ void Server::release_resources() {
     close(tcp_fd_);
     tcp_fd_ = -1;
   }
-  // Remove the socket file only if it is still the one we created (a newer worker may
-  // have replaced it).
   struct stat st;
   if (socket_ino_ != 0 && lstat(config_.socket_path.c_str(), &st) == 0 && std::uint64_t(st.st_dev) == socket_dev_ &&
       std::uint64_t(st.st_ino) == socket_ino_)
     unlink(config_.socket_path.c_str());
   socket_ino_ = 0;
+}
+
+void Server::release_resources() {
+  if (released_) return;
+  released_ = true;
+  stopping_ = true;
+  if (batcher_) batcher_->stop();
+  if (pool_) pool_->stop();
+  if (control_) control_->stop();
+  close_listeners();
   conns_.clear();
   connections_ = 0;
 }
@@ -703,19 +683,7 @@ void Server::shutdown_sequence() {
       std::to_string(batcher_->stats().eval_queue_depth + batcher_->stats().legal_queue_depth) +
       " positions queued");
   // No new clients: close the listeners and remove the socket file first.
-  if (unix_fd_ >= 0) {
-    close(unix_fd_);
-    unix_fd_ = -1;
-  }
-  if (tcp_fd_ >= 0) {
-    close(tcp_fd_);
-    tcp_fd_ = -1;
-  }
-  struct stat st;
-  if (socket_ino_ != 0 && lstat(config_.socket_path.c_str(), &st) == 0 && std::uint64_t(st.st_dev) == socket_dev_ &&
-      std::uint64_t(st.st_ino) == socket_ino_)
-    unlink(config_.socket_path.c_str());
-  socket_ino_ = 0;
+  close_listeners();
 
   // Fail what is queued (running perfts see stopping_ and give up), let the batch in
   // progress finish, then deliver every reply we still can.
@@ -760,7 +728,7 @@ std::string Server::status_json() const {
     j += value;
   };
   field("protocol_version", std::to_string(protocol::kVersion));
-  field("device", json_escape(batcher_->device()));
+  field("device", json_string(batcher_->device()));
   field("network_id", std::to_string(batcher_->network_id()));
   field("network", batcher_->network_json());
   field("uptime_s", fixed(up, 3));
@@ -782,12 +750,12 @@ std::string Server::status_json() const {
   field("perft_requests", std::to_string(perft_->requests()));
   field("perft_running", std::to_string(perft_->running()));
   field("perft_gpu", perft_->gpu_available() ? "true" : "false");
-  field("perft_gpu_info", json_escape(perft_->gpu_info()));
+  field("perft_gpu_info", json_string(perft_->gpu_info()));
   field("max_batch", std::to_string(config_.batcher.max_batch));
   field("deadline_us", std::to_string(config_.batcher.deadline.count()));
   field("threads", std::to_string(config_.threads));
-  field("socket", json_escape(config_.socket_path));
-  field("tcp", tcp_port_ ? json_escape(tcp_display_) : "null");
+  field("socket", json_string(config_.socket_path));
+  field("tcp", tcp_port_ ? json_string(tcp_display_) : "null");
   j += '}';
   return j;
 }

@@ -89,6 +89,7 @@ class Server {
   void drain_completions();
   void close_conn(std::uint64_t id);
   void shutdown_sequence();
+  void close_listeners();    // close the listening sockets, remove our socket file
   void release_resources();  // idempotent: stop workers, close sockets, remove the socket file
 
   // Any thread: hand a reply to the loop.
