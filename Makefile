@@ -10,8 +10,9 @@ EXTENSION   = pgmate
 EXT_VERSION = 0.1.0
 MODULE_big  = pgmate
 OBJS        = $(patsubst %.cpp,%.o,$(sort $(wildcard extension/*.cpp)) $(sort $(wildcard core/chess/*.cpp)) \
-              $(sort $(wildcard core/nn/*.cpp)) \
-              $(sort $(wildcard gpu_worker/protocol/*.cpp)) gpu_worker/client/worker_client.cpp)
+              $(sort $(wildcard core/nn/*.cpp)) $(sort $(wildcard core/mcts/*.cpp)) \
+              $(sort $(wildcard gpu_worker/protocol/*.cpp)) gpu_worker/client/worker_client.cpp \
+              gpu_worker/client/worker_evaluator.cpp)
 DATA_built  = pgmate--$(EXT_VERSION).sql
 REGRESS     = $(patsubst sql/%.sql,%,$(sort $(wildcard sql/*.sql)))
 REGRESS_OPTS = --inputdir=. --load-extension=pgmate

@@ -1,0 +1,230 @@
+#include "mcts/selfplay.h"
+
+#include <charconv>
+#include <chrono>
+#include <cstdio>
+#include <memory>
+#include <stdexcept>
+#include <string>
+
+#include "chess/fen.h"
+#include "chess/game.h"
+#include "common/json.h"
+
+namespace pgmate::mcts {
+
+namespace {
+
+[[noreturn]] void bad_value(std::string_view name, std::string_view value, std::string_view expected) {
+  throw std::invalid_argument("option " + std::string(name) + ": \"" + std::string(value.substr(0, 40)) +
+                              "\" is not " + std::string(expected));
+}
+
+template <class T>
+T parse_number(std::string_view name, std::string_view value, T low, T high, std::string_view expected) {
+  T out{};
+  const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), out);
+  if (ec != std::errc() || end != value.data() + value.size() || !(out >= low) || !(out <= high))
+    bad_value(name, value, expected);
+  return out;
+}
+
+bool parse_bool(std::string_view name, std::string_view value) {
+  if (value == "true" || value == "on" || value == "1" || value == "yes") return true;
+  if (value == "false" || value == "off" || value == "0" || value == "no") return false;
+  bad_value(name, value, "true or false");
+}
+
+std::string number(double x) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.6g", x);
+  return buf;
+}
+
+}  // namespace
+
+void set_option(SelfPlayConfig& c, std::string_view raw_name, std::string_view value) {
+  std::string name(raw_name);
+  for (char& ch : name)
+    if (ch == '-') ch = '_';
+  constexpr int kMaxInt = 1 << 30;
+  if (name == "simulations")
+    c.search.simulations = parse_number<int>(name, value, 1, 1000000, "an integer from 1 to 1000000");
+  else if (name == "c_puct")
+    c.search.c_puct = parse_number<float>(name, value, 1e-6f, 1000.0f, "a number above 0");
+  else if (name == "fpu_reduction")
+    c.search.fpu_reduction = parse_number<float>(name, value, 0.0f, 10.0f, "a number from 0 to 10");
+  else if (name == "noise")
+    c.search.root_noise = parse_bool(name, value);
+  else if (name == "dirichlet_alpha")
+    c.search.dirichlet_alpha = parse_number<float>(name, value, 1e-4f, 100.0f, "a number above 0");
+  else if (name == "dirichlet_weight")
+    c.search.dirichlet_weight = parse_number<float>(name, value, 0.0f, 1.0f, "a number from 0 to 1");
+  else if (name == "games")
+    c.games = parse_number<int>(name, value, 0, kMaxInt, "a non-negative integer");
+  else if (name == "parallel")
+    c.parallel = parse_number<int>(name, value, 1, 100000, "an integer from 1 to 100000");
+  else if (name == "leaves_per_game")
+    c.leaves_per_game = parse_number<int>(name, value, 1, 1024, "an integer from 1 to 1024");
+  else if (name == "temperature")
+    c.temperature = parse_number<float>(name, value, 0.0f, 100.0f, "a number from 0 to 100");
+  else if (name == "temperature_plies")
+    c.temperature_plies = parse_number<int>(name, value, 0, kMaxInt, "a non-negative integer");
+  else if (name == "final_temperature")
+    c.final_temperature = parse_number<float>(name, value, 0.0f, 100.0f, "a number from 0 to 100");
+  else if (name == "max_plies")
+    c.max_plies = parse_number<int>(name, value, 1, 100000, "an integer from 1 to 100000");
+  else if (name == "seed")
+    c.seed = parse_number<std::uint64_t>(name, value, 0, ~std::uint64_t(0), "an unsigned 64-bit integer");
+  else if (name == "cache_entries")
+    c.cache_entries = parse_number<std::size_t>(name, value, 0, std::size_t(1) << 32, "a non-negative integer");
+  else
+    throw std::invalid_argument(
+        "unknown option \"" + std::string(raw_name.substr(0, 40)) +
+        "\" (known: simulations, c_puct, fpu_reduction, noise, dirichlet_alpha, dirichlet_weight, parallel, "
+        "leaves_per_game, temperature, temperature_plies, final_temperature, max_plies, seed, cache_entries)");
+}
+
+std::string config_json(const SelfPlayConfig& c) {
+  return "{\"simulations\": " + std::to_string(c.search.simulations) + ", \"c_puct\": " + number(c.search.c_puct) +
+         ", \"fpu_reduction\": " + number(c.search.fpu_reduction) +
+         ", \"noise\": " + (c.search.root_noise ? "true" : "false") +
+         ", \"dirichlet_alpha\": " + number(c.search.dirichlet_alpha) +
+         ", \"dirichlet_weight\": " + number(c.search.dirichlet_weight) +
+         ", \"parallel\": " + std::to_string(c.parallel) + ", \"leaves_per_game\": " + std::to_string(c.leaves_per_game) +
+         ", \"temperature\": " + number(c.temperature) + ", \"temperature_plies\": " + std::to_string(c.temperature_plies) +
+         ", \"final_temperature\": " + number(c.final_temperature) + ", \"max_plies\": " + std::to_string(c.max_plies) +
+         ", \"seed\": " + std::to_string(c.seed) + "}";
+}
+
+std::string game_parameters_json(const SelfPlayConfig& config, const FinishedGame& game, std::string_view evaluator,
+                                 std::string_view run) {
+  std::string json = config_json(config);
+  json.pop_back();  // the closing brace
+  json += ", \"evaluator\": " + json_string(evaluator) + ", \"run\": " + json_string(run) +
+          ", \"index\": " + std::to_string(game.index) + ", \"game_seed\": " + std::to_string(game.seed) +
+          ", \"seconds\": " + number(game.seconds) + "}";
+  return json;
+}
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// One game in progress.
+struct Slot {
+  Slot(const SelfPlayConfig& config, std::int64_t index, EvalCache* cache, const chess::Board& start)
+      : seed(mix64(config.seed + std::uint64_t(index))),
+        search(config.search, seed, cache),
+        game(start),
+        rng(mix64(seed ^ 0x5bd1e995u)),
+        started(Clock::now()) {
+    record.index = index;
+    record.seed = seed;
+    record.start = start;
+    search.set_game(game);
+  }
+
+  std::uint64_t seed;
+  Search search;
+  chess::Game game;
+  Rng rng;
+  FinishedGame record;
+  Clock::time_point started;
+  int queued = 0;  // leaves in this round's batch
+};
+
+std::string result_of(const chess::Game& game, chess::GameStatus status) {
+  if (status != chess::GameStatus::kCheckmate) return "1/2-1/2";
+  return game.board().side == chess::kWhite ? "0-1" : "1-0";  // the side to move is mated
+}
+
+}  // namespace
+
+SelfPlayRunner::SelfPlayRunner(const SelfPlayConfig& config, Evaluator& evaluator)
+    : config_(config), evaluator_(evaluator) {}
+
+void SelfPlayRunner::run(const std::function<void(FinishedGame&)>& on_game,
+                         const std::function<void(const SelfPlayStats&)>& on_round) {
+  stats_ = SelfPlayStats{};
+  const auto begun = Clock::now();
+  const chess::Board start = chess::parse_fen(chess::kStartFen);
+  // Only a deterministic evaluator's answers may be reused.
+  std::unique_ptr<EvalCache> cache;
+  if (evaluator_.deterministic() && config_.cache_entries > 0) cache = std::make_unique<EvalCache>(config_.cache_entries);
+
+  std::vector<std::unique_ptr<Slot>> slots;
+  std::int64_t next = 0;
+  auto start_game = [&]() -> std::unique_ptr<Slot> {
+    if (next >= config_.games) return nullptr;
+    return std::make_unique<Slot>(config_, config_.first_game + next++, cache.get(), start);
+  };
+  for (int i = 0; i < config_.parallel; ++i)
+    if (auto slot = start_game()) slots.push_back(std::move(slot));
+
+  std::vector<EvalRequest> requests;
+  std::vector<EvalResult> results;
+  while (!slots.empty()) {
+    requests.clear();
+    for (auto& slot : slots) slot->queued = slot->search.gather(config_.leaves_per_game, requests);
+    if (!requests.empty()) {
+      results.assign(requests.size(), EvalResult{});
+      evaluator_.evaluate(requests, results);
+      stats_.evaluations += std::int64_t(requests.size());
+      stats_.batches += 1;
+      size_t offset = 0;
+      for (auto& slot : slots) {
+        if (slot->queued == 0) continue;
+        slot->search.deliver(std::span<const EvalResult>(results).subspan(offset, size_t(slot->queued)));
+        offset += size_t(slot->queued);
+      }
+    }
+    if (cache) stats_.cache_hits = std::int64_t(cache->hits());
+
+    // Play a move in every game whose search is done; finished games make room for new ones.
+    for (size_t i = 0; i < slots.size();) {
+      Slot& s = *slots[i];
+      if (!s.search.finished()) {
+        ++i;
+        continue;
+      }
+      const RootStats root = s.search.root_stats();
+      const int ply = int(s.game.moves().size());
+      const float temperature = ply < config_.temperature_plies ? config_.temperature : config_.final_temperature;
+      const chess::Move move = s.search.choose_move(temperature, s.rng);
+      s.record.plies.push_back(PlyRecord{s.game.board(), root.moves, root.visits, root.priors, root.value, move});
+      s.game.play(move);
+      s.search.set_game(s.game);
+      ++stats_.plies;
+
+      const chess::GameStatus status = s.game.status();
+      const bool too_long = int(s.game.moves().size()) >= config_.max_plies;
+      if (status == chess::GameStatus::kOngoing && !too_long) {
+        ++i;
+        continue;
+      }
+      s.record.moves = s.game.moves();
+      s.record.result = result_of(s.game, status);
+      s.record.termination = status == chess::GameStatus::kOngoing ? "max_plies" : std::string(chess::status_name(status));
+      s.record.seconds = std::chrono::duration<double>(Clock::now() - s.started).count();
+      ++stats_.games_done;
+      if (s.record.result == "1-0")
+        ++stats_.white_wins;
+      else if (s.record.result == "0-1")
+        ++stats_.black_wins;
+      else
+        ++stats_.draws;
+      on_game(s.record);
+      if (auto fresh = start_game()) {
+        slots[i] = std::move(fresh);
+        ++i;
+      } else {
+        slots.erase(slots.begin() + std::ptrdiff_t(i));
+      }
+    }
+    stats_.seconds = std::chrono::duration<double>(Clock::now() - begun).count();
+    if (on_round) on_round(stats_);
+  }
+}
+
+}  // namespace pgmate::mcts

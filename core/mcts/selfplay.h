@@ -1,0 +1,98 @@
+// Many self-play games at once, one evaluator for all of them (the lc0/KataGo pattern):
+// each round takes leaves from every game in progress, evaluates them in one batch and
+// hands the results back, so the evaluator sees batches of about `parallel` positions
+// (times leaves_per_game). Single-threaded and deterministic for a given seed and a
+// deterministic evaluator.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "chess/board.h"
+#include "mcts/search.h"
+
+namespace pgmate::mcts {
+
+struct SelfPlayConfig {
+  SearchParams search{.simulations = 100, .root_noise = true};
+  int games = 1;                   // games to play
+  int parallel = 8;                // games in progress at once
+  int leaves_per_game = 1;         // leaves per game per evaluation round (virtual loss)
+  float temperature = 1.0f;        // move choice temperature for the first temperature_plies
+  int temperature_plies = 30;
+  float final_temperature = 0.1f;  // ... and after
+  int max_plies = 512;             // longer games end as draws ("max_plies")
+  std::uint64_t seed = 0;          // game i uses mix64(seed + i)
+  std::int64_t first_game = 0;     // index of the first game (a restarted run goes on)
+  std::size_t cache_entries = 100000;
+};
+
+// Sets one option by name, as the CLI flags and the procedure's options jsonb spell them:
+// simulations, c_puct, fpu_reduction, noise (true/false), dirichlet_alpha,
+// dirichlet_weight, parallel, leaves_per_game, temperature, temperature_plies,
+// final_temperature, max_plies, seed, cache_entries. Throws std::invalid_argument
+// naming the option and the value.
+void set_option(SelfPlayConfig& config, std::string_view name, std::string_view value);
+// The search parameters as a JSON object (stored with every game).
+std::string config_json(const SelfPlayConfig& config);
+
+// One position of a finished game: the training target.
+struct PlyRecord {
+  chess::Board board;
+  std::vector<chess::Move> moves;     // root moves, generation order
+  std::vector<std::uint32_t> visits;  // per move
+  std::vector<float> priors;          // evaluator priors (before noise)
+  float value = 0;                    // root value W - L, side to move
+  chess::Move played;
+};
+
+struct FinishedGame {
+  std::int64_t index = 0;              // config.first_game + i
+  std::uint64_t seed = 0;
+  chess::Board start;
+  std::vector<chess::Move> moves;
+  std::string result;                  // "1-0", "0-1", "1/2-1/2"
+  std::string termination;             // chess::status_name() of the final position
+                                       // ("checkmate", "fifty_moves", ...) or "max_plies"
+  std::vector<PlyRecord> plies;
+  double seconds = 0;
+};
+
+struct SelfPlayStats {
+  std::int64_t games_done = 0;
+  std::int64_t white_wins = 0, draws = 0, black_wins = 0;
+  std::int64_t plies = 0;              // moves played
+  std::int64_t evaluations = 0;        // positions sent to the evaluator
+  std::int64_t cache_hits = 0;
+  std::int64_t batches = 0;            // evaluator calls
+  double seconds = 0;
+  double mean_batch() const { return batches ? double(evaluations) / double(batches) : 0; }
+  double positions_per_second() const { return seconds > 0 ? double(evaluations) / seconds : 0; }
+};
+
+// The games.selfplay jsonb of a finished game: the search parameters, plus evaluator,
+// run name, game index, game seed and seconds taken.
+std::string game_parameters_json(const SelfPlayConfig& config, const FinishedGame& game,
+                                 std::string_view evaluator, std::string_view run);
+
+class SelfPlayRunner {
+ public:
+  SelfPlayRunner(const SelfPlayConfig& config, Evaluator& evaluator);
+
+  // Plays config.games games. on_game receives each finished game (to store it); on_round
+  // runs after every evaluation round (progress, cancellation). Either may throw to stop:
+  // games not yet handed to on_game are dropped.
+  void run(const std::function<void(FinishedGame&)>& on_game,
+           const std::function<void(const SelfPlayStats&)>& on_round = {});
+  const SelfPlayStats& stats() const { return stats_; }
+
+ private:
+  SelfPlayConfig config_;
+  Evaluator& evaluator_;
+  SelfPlayStats stats_;
+};
+
+}  // namespace pgmate::mcts

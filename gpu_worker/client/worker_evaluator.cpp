@@ -1,0 +1,56 @@
+#include "client/worker_evaluator.h"
+
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+namespace pgmate::worker {
+
+WorkerEvaluator::WorkerEvaluator(WorkerClient& client, std::int64_t network_id,
+                                 std::function<void(std::int64_t)> load_network)
+    : client_(client), network_id_(network_id), load_network_(std::move(load_network)) {}
+
+std::string WorkerEvaluator::name() const { return "network " + std::to_string(network_id_); }
+
+void WorkerEvaluator::evaluate(std::span<const mcts::EvalRequest> requests, std::span<mcts::EvalResult> results) {
+  std::vector<EvalInput> inputs(requests.size());
+  for (size_t i = 0; i < requests.size(); ++i) inputs[i].history = requests[i].history;
+  std::vector<EvalOutput> outputs;
+  try {
+    outputs = client_.evaluate(inputs, network_id_);
+  } catch (const WorkerError& e) {
+    if (!load_network_ || std::string(e.what()).find("not loaded") == std::string::npos) throw;
+    load_network_(network_id_);
+    outputs = client_.evaluate(inputs, network_id_);
+  }
+  if (outputs.size() != requests.size())
+    throw WorkerError("worker answered " + std::to_string(outputs.size()) + " evaluations for " +
+                      std::to_string(requests.size()) + " positions");
+  for (size_t i = 0; i < requests.size(); ++i) {
+    const EvalOutput& o = outputs[i];
+    const mcts::EvalRequest& r = requests[i];
+    mcts::EvalResult& out = results[i];
+    out.win = o.win;
+    out.draw = o.draw;
+    out.loss = o.loss;
+    out.priors.assign(r.moves.size(), 0.0f);
+    // The worker lists the legal moves in the same generation order; match by move anyway,
+    // so a different order can never misattribute priors.
+    if (o.moves == r.moves) {
+      for (size_t j = 0; j < o.priors.size() && j < out.priors.size(); ++j) out.priors[j] = o.priors[j];
+    } else {
+      for (size_t j = 0; j < o.moves.size() && j < o.priors.size(); ++j)
+        for (size_t k = 0; k < r.moves.size(); ++k)
+          if (r.moves[k] == o.moves[j]) out.priors[k] = o.priors[j];
+    }
+    float sum = 0;
+    for (float p : out.priors) sum += p;
+    if (sum > 0) {
+      for (float& p : out.priors) p /= sum;
+    } else {
+      for (float& p : out.priors) p = 1.0f / float(out.priors.size());
+    }
+  }
+}
+
+}  // namespace pgmate::worker
