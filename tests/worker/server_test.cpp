@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <iostream>
@@ -21,6 +22,8 @@
 #include "chess/movegen.h"
 #include "chess/perft.h"
 #include "client/worker_client.h"
+#include "client/worker_evaluator.h"
+#include "mcts/selfplay.h"
 #include "protocol/protocol.h"
 #include "protocol/socket_util.h"
 #include "server/server.h"
@@ -409,6 +412,65 @@ TEST(WorkerServer, NetworkManagement) {
     ts.state->loaded = false;
   }
   EXPECT_THROW(client.evaluate(inputs), WorkerError);
+}
+
+// MCTS through the worker: priors land on the right moves, a network the worker does not
+// serve is loaded through the callback, and a self-play run of 6 games at once sends the
+// worker batches of about 6 positions.
+TEST(WorkerServer, WorkerEvaluatorServesSelfPlay) {
+  TestServer ts;
+  WorkerClient client = ts.client();
+  {
+    std::lock_guard lock(ts.state->mutex);
+    ts.state->loaded = false;
+  }
+  int loads = 0;
+  WorkerEvaluator evaluator(client, 5, [&](std::int64_t id) {
+    ++loads;
+    client.load_network(id, "{}", client.init_network_weights("{}", 1));
+  });
+  EXPECT_EQ(evaluator.name(), "network 5");
+  const auto histories = testing::random_histories(4, 2);
+  std::vector<mcts::EvalRequest> requests;
+  for (const auto& h : histories) {
+    mcts::EvalRequest r;
+    r.history = h;
+    chess::MoveList list;
+    chess::legal_moves(h.front(), list);
+    r.moves.assign(list.begin(), list.end());
+    std::reverse(r.moves.begin(), r.moves.end());  // another order than the worker's
+    requests.push_back(r);
+  }
+  std::vector<mcts::EvalResult> results(requests.size());
+  evaluator.evaluate(requests, results);
+  EXPECT_EQ(loads, 1);
+  for (size_t i = 0; i < requests.size(); ++i) {
+    const auto want = testing::expected_result(histories[i]);
+    EXPECT_FLOAT_EQ(results[i].win, want.win);
+    ASSERT_EQ(results[i].priors.size(), want.moves.size());
+    for (size_t j = 0; j < want.moves.size(); ++j)
+      EXPECT_NEAR(results[i].priors[requests[i].moves.size() - 1 - j], want.priors[j], 1e-6f);
+  }
+
+  const size_t batches_before = ts.state->sizes().size();
+  mcts::SelfPlayConfig config;
+  config.games = 6;
+  config.parallel = 6;
+  config.search.simulations = 6;
+  config.max_plies = 8;
+  mcts::SelfPlayRunner runner(config, evaluator);
+  int games = 0;
+  runner.run([&](mcts::FinishedGame& g) {
+    ++games;
+    EXPECT_EQ(g.moves.size(), 8u);
+  });
+  EXPECT_EQ(games, 6);
+  EXPECT_EQ(loads, 1);
+  const auto sizes = ts.state->sizes();
+  int positions = 0;
+  for (size_t i = batches_before; i < sizes.size(); ++i) positions += sizes[i];
+  EXPECT_EQ(positions, runner.stats().evaluations);
+  EXPECT_GT(runner.stats().mean_batch(), 4.0);
 }
 
 TEST(WorkerServer, OversizedWeightsAreRefusedWithAClearError) {
