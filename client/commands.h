@@ -10,9 +10,13 @@ namespace pgmate::cli {
 int perft_command(const std::vector<std::string>& args);
 int moves_command(const std::vector<std::string>& args);
 int import_command(const std::vector<std::string>& args);
+int selfplay_command(const std::vector<std::string>& args);
+int play_command(const std::vector<std::string>& args);
 
 extern const char* const kPerftUsage;
 extern const char* const kMovesUsage;
 extern const char* const kImportUsage;
+extern const char* const kSelfplayUsage;
+extern const char* const kPlayUsage;
 
 }  // namespace pgmate::cli

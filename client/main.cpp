@@ -1,4 +1,4 @@
-// pgmate: the command-line front end (perft, moves; later selfplay, import, arena).
+// pgmate: the command-line front end (perft, moves, import, selfplay, play; later arena).
 #include <cstring>
 #include <iostream>
 
@@ -14,6 +14,8 @@ void print_help(std::ostream& out) {
       << "  " << pgmate::cli::kPerftUsage << "\n"
       << "  " << pgmate::cli::kMovesUsage << "\n"
       << "  " << pgmate::cli::kImportUsage << "\n"
+      << "  " << pgmate::cli::kSelfplayUsage << "\n"
+      << "  " << pgmate::cli::kPlayUsage << "\n"
       << "\nFEN may be given as one quoted argument or as separate fields; 'startpos' is the start position.\n";
 }
 
@@ -29,10 +31,14 @@ int main(int argc, char** argv) {
   const std::vector<std::string> args(argv + 2, argv + argc);
   const char* usage = command == "perft" ? kPerftUsage : kMovesUsage;
   if (command == "import") usage = kImportUsage;
+  if (command == "selfplay") usage = kSelfplayUsage;
+  if (command == "play") usage = kPlayUsage;
   try {
     if (command == "perft") return perft_command(args);
     if (command == "moves") return moves_command(args);
     if (command == "import") return import_command(args);
+    if (command == "selfplay") return selfplay_command(args);
+    if (command == "play") return play_command(args);
     std::cerr << "pgmate: unknown command \"" << command << "\"\n";
     print_help(std::cerr);
     return 2;

@@ -25,3 +25,7 @@ dropdb --if-exists pgmate_import_test
 createdb pgmate_import_test
 tests/cli/import.sh "$pgmate" pgmate_import_test
 dropdb pgmate_import_test
+dropdb --if-exists pgmate_selfplay_test
+createdb pgmate_selfplay_test
+tests/cli/selfplay.sh "$pgmate" pgmate_selfplay_test
+dropdb pgmate_selfplay_test
