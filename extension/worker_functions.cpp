@@ -7,11 +7,8 @@
 #include "chess/notation.h"
 #include "chess/perft.h"
 #include "datum.h"
+#include "networks.h"
 #include "worker_link.h"
-
-extern "C" {
-#include "executor/spi.h"
-}
 
 using namespace pgmate;
 
@@ -23,34 +20,6 @@ worker::Device device_arg(const std::string& device) {
   throw pg::SqlError(ERRCODE_INVALID_PARAMETER_VALUE,
                      "device must be 'cpu' (this backend), 'gpu' or 'worker' (pgmate-worker), not \"" +
                          device.substr(0, 40) + "\"");
-}
-
-// The row of pgmate.networks: (config as JSON text, weights bytes).
-std::pair<std::string, std::string> read_network(std::int64_t id) {
-  std::pair<std::string, std::string> row;
-  bool found = false;
-  pg::pg_call([&] {
-    SPI_connect();
-    Oid types[1] = {INT8OID};
-    Datum values[1] = {Int64GetDatum(id)};
-    SPI_execute_with_args("SELECT config::text, weights FROM pgmate.networks WHERE id = $1", 1, types, values,
-                          nullptr, true, 1);
-    if (SPI_processed == 1) {
-      bool null_config = false, null_weights = false;
-      Datum config = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &null_config);
-      Datum weights = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &null_weights);
-      if (!null_config && !null_weights) {
-        text* c = DatumGetTextPP(config);
-        bytea* w = DatumGetByteaPP(weights);
-        row.first.assign(VARDATA_ANY(c), VARSIZE_ANY_EXHDR(c));
-        row.second.assign(VARDATA_ANY(w), VARSIZE_ANY_EXHDR(w));
-        found = true;
-      }
-    }
-    SPI_finish();
-  });
-  if (!found) throw pg::SqlError(ERRCODE_INVALID_PARAMETER_VALUE, "network " + std::to_string(id) + " not found in pgmate.networks");
-  return row;
 }
 
 std::vector<chess::Board> boards_arg(FunctionCallInfo fcinfo, int n, const char* what) {
@@ -132,7 +101,7 @@ PGMATE_FUNCTION(worker_evaluate) {
   } catch (const pg::SqlError& e) {
     // The worker serves another network (or none): send it this one and ask again.
     if (network == 0 || std::string(e.what()).find("not loaded") == std::string::npos) throw;
-    const auto [config, weights] = read_network(network);
+    const auto [config, weights] = pg::read_network(network);
     pg::with_worker([&](worker::WorkerClient& c) { c.load_network(network, config, weights); });
     outputs = pg::with_worker([&](worker::WorkerClient& c) { return c.evaluate(inputs, network); });
   }
@@ -181,7 +150,7 @@ PGMATE_FUNCTION(worker_init_weights) {
 // pgmate.load_network(id bigint) -> bool: makes the worker serve that network now.
 PGMATE_FUNCTION(worker_load_network) {
   const std::int64_t id = PG_GETARG_INT64(0);
-  const auto [config, weights] = read_network(id);
+  const auto [config, weights] = pg::read_network(id);
   pg::with_worker([&](worker::WorkerClient& c) { c.load_network(id, config, weights); });
   return BoolGetDatum(true);
 }

@@ -25,11 +25,13 @@ SELECT pg_catalog.pg_extension_config_dump('pgmate.selfplay_positions', '');
 -- by pgmate-worker (a worker that is down or dies fails the call with SQLSTATE 08006).
 -- options: seed (default: a fresh one, stored with every game), max_plies, c_puct,
 -- fpu_reduction, noise, dirichlet_alpha, dirichlet_weight, leaves_per_game, temperature,
--- temperature_plies, final_temperature, cache_entries, and run (a label
--- stored in games.selfplay, default 'sql'). Bad arguments and options: SQLSTATE 22023.
+-- temperature_plies, final_temperature, cache_entries, and run (a label stored in
+-- games.selfplay, default 'sql'). Bad arguments, bad options and an unknown network:
+-- SQLSTATE 22023; a NULL games, simulations or parallel: 22004.
 -- CALLed on its own, it commits after every game: query cancel or statement_timeout
 -- stops it between moves and keeps the games already finished. Inside a transaction
--- block the games commit or roll back with that transaction.
+-- block (or a PL/pgSQL block with an exception handler) the games commit or roll back
+-- with the caller's transaction.
 -- A NOTICE follows each game; its DETAIL carries the rates (positions/s, mean batch).
 CREATE PROCEDURE pgmate.selfplay(games int, simulations int, network bigint DEFAULT NULL,
                                  parallel int DEFAULT 8, options jsonb DEFAULT '{}')
@@ -43,10 +45,9 @@ COMMENT ON PROCEDURE pgmate.selfplay(int, int, bigint, int, jsonb) IS
 CREATE FUNCTION pgmate.visit_policy(visits int[]) RETURNS real[]
   LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
   AS $$
-    SELECT array_agg((u.v / t.total)::real ORDER BY u.i)
-    FROM unnest(visits) WITH ORDINALITY AS u(v, i),
-         (SELECT sum(x)::float8 AS total FROM unnest(visits) x) t
-    WHERE t.total > 0
+    SELECT array_agg((u.v / u.n)::real ORDER BY u.i)
+    FROM (SELECT w.v, w.i, sum(w.v) OVER ()::float8 AS n FROM unnest(visits) WITH ORDINALITY AS w(v, i)) u
+    WHERE u.n > 0
   $$;
 COMMENT ON FUNCTION pgmate.visit_policy(int[]) IS
   'visit counts normalised to sum to 1: the policy target of a searched position';
@@ -56,10 +57,9 @@ COMMENT ON FUNCTION pgmate.visit_policy(int[]) IS
 CREATE FUNCTION pgmate.policy_disagreement(visits int[], priors real[]) RETURNS float8
   LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
   AS $$
-    SELECT 0.5 * sum(abs(u.v / t.total - u.p))
-    FROM unnest(visits, priors) AS u(v, p),
-         (SELECT sum(x)::float8 AS total FROM unnest(visits) x) t
-    WHERE t.total > 0
+    SELECT 0.5 * sum(abs(u.v / u.n - u.p))
+    FROM (SELECT w.v, w.p, sum(w.v) OVER ()::float8 AS n FROM unnest(visits, priors) AS w(v, p)) u
+    WHERE u.n > 0
     HAVING count(u.v) = count(u.p)
   $$;
 COMMENT ON FUNCTION pgmate.policy_disagreement(int[], real[]) IS
@@ -138,25 +138,36 @@ CREATE VIEW pgmate.selfplay_first_moves AS
 COMMENT ON VIEW pgmate.selfplay_first_moves IS
   'self-play first moves per network: games, White''s score, mean root value at ply 0 (side to move''s view), mean share of the root visits';
 
--- Positions where the search disagreed most with the evaluator's priors: what the
--- evaluator liked best and what the search chose to visit most.
+-- Positions where the search disagreed most with the evaluator's priors: the move the
+-- priors liked best and the one the search visited most (NULL where several moves share
+-- the top, as with the uniform priors of pure MCTS), each with its share.
 CREATE VIEW pgmate.selfplay_surprises AS
   SELECT p.game_id, g.network_id, p.ply, p.board,
-         round(pgmate.policy_disagreement(p.visits, p.priors)::numeric, 3) AS disagreement,
-         san(p.board, p.moves[f.prior_best]) AS prior_move,
-         round(p.priors[f.prior_best]::numeric, 3) AS prior_share,
-         san(p.board, p.moves[f.search_best]) AS search_move,
-         round(p.visits[f.search_best] / f.total, 3) AS visit_share
+         round(f.disagreement::numeric, 3) AS disagreement,
+         CASE WHEN f.prior_ties = 1 THEN san(p.board, p.moves[f.prior_best]) END AS prior_move,
+         round(f.top_prior::numeric, 3) AS prior_share,
+         CASE WHEN f.visit_ties = 1 THEN san(p.board, p.moves[f.search_best]) END AS search_move,
+         round(f.top_visits::numeric / f.total, 3) AS visit_share
   FROM pgmate.selfplay_positions p
   JOIN pgmate.games g ON g.id = p.game_id
+  -- One pass over the moves (several times faster than a subquery per column): the
+  -- favourites, how many moves share the top, and the distance of policy_disagreement().
   CROSS JOIN LATERAL (
-    SELECT (SELECT i FROM generate_subscripts(p.priors, 1) i ORDER BY p.priors[i] DESC, i LIMIT 1) AS prior_best,
-           (SELECT i FROM generate_subscripts(p.visits, 1) i ORDER BY p.visits[i] DESC, i LIMIT 1) AS search_best,
-           (SELECT sum(v)::numeric FROM unnest(p.visits) v) AS total) f
+    SELECT min(u.i) FILTER (WHERE u.p = u.top_prior) AS prior_best,
+           count(*) FILTER (WHERE u.p = u.top_prior) AS prior_ties,
+           max(u.p) AS top_prior,
+           min(u.i) FILTER (WHERE u.v = u.top_visits) AS search_best,
+           count(*) FILTER (WHERE u.v = u.top_visits) AS visit_ties,
+           max(u.v) AS top_visits,
+           sum(u.v) AS total,
+           0.5 * sum(abs(u.v / u.n - u.p)) AS disagreement
+    FROM (SELECT w.v, w.p, w.i, max(w.p) OVER () AS top_prior, max(w.v) OVER () AS top_visits,
+                 sum(w.v) OVER ()::float8 AS n
+          FROM unnest(p.visits, p.priors) WITH ORDINALITY AS w(v, p, i)) u) f
   WHERE f.total > 0
-  ORDER BY pgmate.policy_disagreement(p.visits, p.priors) DESC, p.game_id, p.ply;
+  ORDER BY f.disagreement DESC, p.game_id, p.ply;
 COMMENT ON VIEW pgmate.selfplay_surprises IS
-  'searched positions, most disagreement between visits and priors first: the priors'' favourite move and the search''s, with their shares';
+  'searched positions, most disagreement between visits and priors first: the priors'' favourite move and the search''s (NULL when tied), with their shares';
 
 -- What the next network learns from: the visit distribution as policy target, the game's
 -- result as value target z (1 win, 0 draw, -1 loss for the side to move) and the

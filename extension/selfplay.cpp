@@ -1,0 +1,322 @@
+// CALL pgmate.selfplay(games, simulations, network, parallel, options): MCTS self-play
+// inside the backend. mcts::SelfPlayRunner plays the games (every game in progress adds
+// its leaves to one evaluation batch per round); each finished game becomes a row of
+// pgmate.games plus one row per ply of pgmate.selfplay_positions. A CALL outside a
+// transaction block commits after every game, so an interrupted run keeps the games it
+// finished; inside a transaction block the games commit (or roll back) with it.
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "client/worker_evaluator.h"
+#include "mcts/rollout_evaluator.h"
+#include "mcts/selfplay.h"
+#include "datum.h"
+#include "networks.h"
+#include "worker_link.h"
+
+extern "C" {
+#include "access/xact.h"
+#include "executor/spi.h"
+#include "nodes/parsenodes.h"
+#include "utils/timestamp.h"
+}
+
+using namespace pgmate;
+
+namespace {
+
+struct Option {
+  std::string key;
+  std::optional<std::string> value;  // nullopt: JSON null
+};
+
+int int_arg(FunctionCallInfo fcinfo, int n, const char* name) {
+  if (PG_ARGISNULL(n)) throw pg::SqlError(ERRCODE_NULL_VALUE_NOT_ALLOWED, std::string(name) + " must not be NULL");
+  return PG_GETARG_INT32(n);
+}
+
+void require_at_least(int value, int minimum, const char* name) {
+  if (value < minimum)
+    throw pg::SqlError(ERRCODE_INVALID_PARAMETER_VALUE,
+                       std::string(name) + " must be at least " + std::to_string(minimum) + ", not " + std::to_string(value));
+}
+
+// The pairs of the options object, values as text (objects and arrays as JSON text).
+std::vector<Option> read_options(Datum options) {
+  const char* type = pg::pg_call([&] {
+    Oid types[1] = {JSONBOID};
+    Datum values[1] = {options};
+    SPI_execute_with_args("SELECT pg_catalog.jsonb_typeof($1)", 1, types, values, nullptr, false, 0);
+    return SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
+  });
+  if (std::string_view(type) != "object")
+    throw pg::SqlError(ERRCODE_INVALID_PARAMETER_VALUE,
+                       std::string("options must be a JSON object like '{\"seed\": 1}', not ") +
+                           (std::string_view(type) == "array" ? "an " : "a ") + type);
+  SPITupleTable* table = pg::pg_call([&] {
+    Oid types[1] = {JSONBOID};
+    Datum values[1] = {options};
+    SPI_execute_with_args("SELECT key, value FROM pg_catalog.jsonb_each_text($1)", 1, types, values, nullptr, false, 0);
+    return SPI_tuptable;
+  });
+  const uint64 rows = table->numvals;
+  std::vector<Option> out;
+  for (uint64 i = 0; i < rows; ++i) {
+    const char* key = pg::pg_call([&] { return SPI_getvalue(table->vals[i], table->tupdesc, 1); });
+    const char* value = pg::pg_call([&] { return SPI_getvalue(table->vals[i], table->tupdesc, 2); });
+    out.push_back({key, value ? std::optional<std::string>(value) : std::nullopt});
+  }
+  pg::pg_call([&] { SPI_freetuptable(table); });
+  return out;
+}
+
+// A seed for a run that names none, so two runs do not replay the same games. It is
+// stored with every game (selfplay->'seed'), so any game can still be replayed. 48 bits:
+// short enough to type back into options.
+std::uint64_t fresh_seed() {
+  std::uint64_t seed = 0;
+  if (!pg_strong_random(&seed, sizeof seed)) seed = mcts::mix64(std::uint64_t(GetCurrentTimestamp()) ^ std::uint64_t(MyProcPid));
+  return seed >> 16;
+}
+
+// The SQL types of the extension's board, move[] and move, read off pgmate.games's
+// columns (the extension never looks its own types up by name).
+struct SqlTypes {
+  Oid board = InvalidOid, move_array = InvalidOid, move = InvalidOid;
+};
+
+SqlTypes sql_types() {
+  return pg::pg_call([] {
+    SPI_execute("SELECT start, moves FROM pgmate.games LIMIT 0", false, 0);
+    SqlTypes types;
+    types.board = SPI_gettypeid(SPI_tuptable->tupdesc, 1);
+    types.move_array = SPI_gettypeid(SPI_tuptable->tupdesc, 2);
+    types.move = get_element_type(types.move_array);
+    SPI_freetuptable(SPI_tuptable);
+    return types;
+  });
+}
+
+// Writes finished games. Datums of one game live in game_memory, reset after each game:
+// transaction memory is no place for them once games commit one by one.
+class GameWriter {
+ public:
+  GameWriter(std::optional<std::int64_t> network, std::string player)
+      : types_(sql_types()), network_(network), player_(std::move(player)) {
+    game_memory_ = pg::pg_call([] {
+      return AllocSetContextCreate(CurrentMemoryContext, "pgmate selfplay game", ALLOCSET_DEFAULT_SIZES);
+    });
+  }
+
+  // Inserts the game and its positions; returns the game's id.
+  std::int64_t write(const mcts::FinishedGame& game, const std::string& parameters) {
+    const std::int64_t id = insert_game(game, parameters);
+    insert_positions(id, game);
+    return id;
+  }
+
+  // Frees the game's datums, committing first when asked. The commit runs with the game's
+  // memory current: what committing leaves in the current context (some bytes each time)
+  // then goes with the game instead of piling up in SPI's context for the whole call.
+  void end_game(bool commit) {
+    pg::pg_call([&] {
+      MemoryContext previous = MemoryContextSwitchTo(game_memory_);
+      if (commit) SPI_commit();
+      MemoryContextSwitchTo(previous);
+      MemoryContextReset(game_memory_);
+    });
+  }
+
+ private:
+  Datum move_array(const std::vector<chess::Move>& moves) {
+    std::vector<Datum> elements;
+    elements.reserve(moves.size());
+    for (chess::Move m : moves) elements.push_back(pg::move_to_datum(m));
+    return pg::make_array(elements, types_.move);
+  }
+
+  std::int64_t insert_game(const mcts::FinishedGame& game, const std::string& parameters) {
+    MemoryContextSwitchTo(game_memory_);
+    Datum values[8] = {
+        pg::text_datum(std::to_string(game.index + 1)),
+        pg::text_datum(player_),
+        pg::text_datum(game.result),
+        pg::text_datum(game.termination),
+        pg::board_to_datum(game.start),
+        move_array(game.moves),
+        Int64GetDatum(network_.value_or(0)),
+        pg::pg_call([&] { return DirectFunctionCall1(jsonb_in, CStringGetDatum(parameters.c_str())); }),
+    };
+    const char nulls[8] = {' ', ' ', ' ', ' ', ' ', ' ', network_ ? ' ' : 'n', ' '};
+    const std::int64_t id = pg::pg_call([&] {
+      Oid types[8] = {TEXTOID, TEXTOID, TEXTOID, TEXTOID, types_.board, types_.move_array, INT8OID, JSONBOID};
+      SPI_execute_with_args(
+          "INSERT INTO pgmate.games (source, event, date, round, white, black, result, termination,"
+          "                          start, moves, network_id, selfplay)"
+          " VALUES ('selfplay', 'pgmate self-play', to_char(current_date, 'YYYY.MM.DD'), $1, $2, $2, $3, $4,"
+          "         $5, $6, $7, $8)"
+          " RETURNING id",
+          8, types, values, nulls, false, 0);
+      bool is_null = false;
+      const std::int64_t id =
+          SPI_processed == 1 ? DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &is_null)) : 0;
+      SPI_freetuptable(SPI_tuptable);
+      return id;
+    });
+    if (id == 0) throw pg::SqlError(ERRCODE_TRIGGERED_ACTION_EXCEPTION, "pgmate.games refused a self-play game (a trigger?)");
+    return id;
+  }
+
+  void insert_positions(std::int64_t game_id, const mcts::FinishedGame& game) {
+    // Prepared per game: the plan then never outlives the transaction it was made in.
+    SPIPlanPtr plan = pg::pg_call([&] {
+      Oid types[8] = {INT8OID, INT4OID, types_.board, types_.move_array, INT4ARRAYOID, FLOAT4ARRAYOID, FLOAT4OID, types_.move};
+      return SPI_prepare(
+          "INSERT INTO pgmate.selfplay_positions (game_id, ply, board, moves, visits, priors, value, played)"
+          " VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+          8, types);
+    });
+    if (!plan) throw pg::SqlError(ERRCODE_INTERNAL_ERROR, "could not prepare the selfplay_positions insert");
+    std::vector<Datum> visits, priors;
+    for (size_t ply = 0; ply < game.plies.size(); ++ply) {
+      const mcts::PlyRecord& record = game.plies[ply];
+      // SPI calls return in the SPI procedure context: come back for every position.
+      MemoryContextSwitchTo(game_memory_);
+      visits.clear();
+      priors.clear();
+      for (std::uint32_t v : record.visits)
+        visits.push_back(Int32GetDatum(int32(std::min<std::uint32_t>(v, std::numeric_limits<int32>::max()))));
+      for (float p : record.priors) priors.push_back(Float4GetDatum(p));
+      Datum values[8] = {
+          Int64GetDatum(game_id),
+          Int32GetDatum(int32(ply)),
+          pg::board_to_datum(record.board),
+          move_array(record.moves),
+          pg::make_array(visits, INT4OID),
+          pg::make_array(priors, FLOAT4OID),
+          Float4GetDatum(record.value),
+          pg::move_to_datum(record.played),
+      };
+      pg::pg_call([&] { SPI_execute_plan(plan, values, nullptr, false, 0); });
+    }
+    pg::pg_call([&] { SPI_freeplan(plan); });
+  }
+
+  SqlTypes types_;
+  std::optional<std::int64_t> network_;
+  std::string player_;
+  MemoryContext game_memory_ = nullptr;
+};
+
+std::string one_decimal(double x) {
+  char text[32];
+  snprintf(text, sizeof text, "%.1f", x);
+  return text;
+}
+
+}  // namespace
+
+// CALL pgmate.selfplay(games int, simulations int, network bigint DEFAULT NULL,
+//                      parallel int DEFAULT 8, options jsonb DEFAULT '{}')
+// network NULL: pure MCTS (uniform priors, random playouts) in this backend; otherwise
+// the network of pgmate.networks served by pgmate-worker.
+PGMATE_FUNCTION(selfplay_procedure) {
+  const int games = int_arg(fcinfo, 0, "games");
+  const int simulations = int_arg(fcinfo, 1, "simulations");
+  const std::optional<std::int64_t> network =
+      PG_ARGISNULL(2) ? std::nullopt : std::optional<std::int64_t>(PG_GETARG_INT64(2));
+  const int parallel = int_arg(fcinfo, 3, "parallel");
+  require_at_least(games, 0, "games");
+  require_at_least(simulations, 1, "simulations");
+  require_at_least(parallel, 1, "parallel");
+
+  // CALL outside a transaction block: each game commits on its own. Inside one (or a
+  // subtransaction, such as a PL/pgSQL block with an exception handler) the caller's
+  // transaction keeps them.
+  const bool nonatomic = fcinfo->context && IsA(fcinfo->context, CallContext) &&
+                         !castNode(CallContext, fcinfo->context)->atomic;
+  pg::pg_call([&] { SPI_connect_ext(nonatomic ? SPI_OPT_NONATOMIC : 0); });
+  const bool commit_each_game = nonatomic && !IsSubTransaction();
+
+  mcts::SelfPlayConfig config;
+  config.games = games;
+  config.parallel = parallel;
+  config.search.simulations = simulations;
+  std::string run = "sql";
+  bool seeded = false;
+  if (!PG_ARGISNULL(4)) {
+    for (const Option& option : read_options(PG_GETARG_DATUM(4))) {
+      const std::string key = option.key.substr(0, 64);
+      if (!option.value) throw pg::SqlError(ERRCODE_INVALID_PARAMETER_VALUE, "option \"" + key + "\" must not be null");
+      if (option.key == "run") {
+        run = *option.value;
+        continue;
+      }
+      if (option.key == "games" || option.key == "simulations" || option.key == "parallel")
+        throw pg::SqlError(ERRCODE_INVALID_PARAMETER_VALUE,
+                           "option \"" + key + "\" is an argument of pgmate.selfplay: pass it there, not in options");
+      try {
+        mcts::set_option(config, option.key, *option.value);
+      } catch (const std::invalid_argument& e) {
+        throw pg::SqlError(ERRCODE_INVALID_PARAMETER_VALUE, e.what());
+      }
+      if (option.key == "seed") seeded = true;
+    }
+  }
+  if (!seeded) config.seed = fresh_seed();
+
+  std::unique_ptr<mcts::Evaluator> evaluator;
+  if (network) {
+    if (!pg::network_exists(*network))
+      throw pg::SqlError(ERRCODE_INVALID_PARAMETER_VALUE,
+                         "network " + std::to_string(*network) + " not found in pgmate.networks");
+    worker::WorkerClient* client = nullptr;
+    try {
+      client = &pg::worker_client();  // connects now: a worker that is down fails the call before any game
+    } catch (...) {
+      pg::rethrow_worker_failure();
+    }
+    evaluator = std::make_unique<worker::WorkerEvaluator>(
+        *client, *network, [client](std::int64_t id) { pg::load_network_into(*client, id); });
+  } else {
+    // Its own stream: Rng(seed) would overlap the games' streams mix64(seed + i).
+    evaluator = std::make_unique<mcts::RolloutEvaluator>(mcts::mix64(config.seed ^ 0x726f6c6c6f757473ULL));
+  }
+
+  GameWriter writer(network, "pgmate " + evaluator->name());
+  mcts::SelfPlayRunner runner(config, *evaluator);
+  const auto started = std::chrono::steady_clock::now();
+  int finished = 0;
+  const auto on_game = [&](mcts::FinishedGame& game) {
+    writer.write(game, mcts::game_parameters_json(config, game, evaluator->name(), run));
+    writer.end_game(commit_each_game);
+    ++finished;
+    const mcts::SelfPlayStats& stats = runner.stats();
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    // The message is the same on every run with the same seed; the rates go to the detail.
+    const std::string message = "selfplay: game " + std::to_string(finished) + "/" + std::to_string(games) + " " +
+                                game.result + " (" + game.termination + "), " + std::to_string(game.moves.size()) +
+                                " plies";
+    const std::string detail = std::to_string(std::int64_t(seconds > 0 ? double(stats.evaluations) / seconds : 0)) +
+                               " positions/s, mean batch " + one_decimal(stats.mean_batch());
+    pg::pg_call([&] { ereport(NOTICE, (errmsg("%s", message.c_str()), errdetail("%s", detail.c_str()))); });
+  };
+  // Query cancel and statement_timeout stop the run between rounds; committed games stay.
+  const auto on_round = [](const mcts::SelfPlayStats&) { pg::check_for_interrupts(); };
+  try {
+    runner.run(on_game, on_round);
+  } catch (...) {
+    if (network) pg::rethrow_worker_failure();  // worker failures -> 08006; others unchanged
+    throw;
+  }
+  pg::pg_call([] { SPI_finish(); });
+  PG_RETURN_VOID();
+}
