@@ -48,6 +48,19 @@ SELECT * FROM evaluate(ARRAY['startpos'::board], :id, history => ARRAY[['startpo
 SELECT * FROM evaluate(ARRAY['startpos'::board], 999);
 SELECT s->'network'->>'filters' AS serving_filters FROM worker_status() s;
 
+-- self-play through the worker: the stored priors are the network's
+SET client_min_messages = warning;
+CALL pgmate.selfplay(2, 8, :id, 2, '{"seed": 3, "max_plies": 6, "run": "worker-test"}');
+RESET client_min_messages;
+SELECT count(*) AS games, bool_and(network_id = :id) AS network_recorded, bool_and(ply_count = 6) AS six_plies,
+       bool_and(white = 'pgmate network ' || :id) AS player_named
+  FROM pgmate.games WHERE selfplay->>'run' = 'worker-test';
+SELECT count(*) AS positions, bool_and(abs(a - b) < 1e-4) AS start_priors_from_network
+  FROM pgmate.selfplay_positions p JOIN pgmate.games g ON g.id = p.game_id,
+       LATERAL unnest(p.priors, (SELECT priors FROM evaluate(ARRAY['startpos'::board], :id))) AS u(a, b)
+  WHERE g.selfplay->>'run' = 'worker-test' AND p.ply = 0;
+DELETE FROM pgmate.games WHERE selfplay->>'run' = 'worker-test';
+
 -- the worker dies: a clean error (connection failure), then the supervisor restarts it
 SELECT pgmate.kill_worker();
 \set VERBOSITY sqlstate
