@@ -15,7 +15,6 @@
 #include <ctime>
 #include <iostream>
 #include <memory>
-#include <optional>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -153,20 +152,22 @@ class SelfPlayProgress {
   Clock::time_point last_draw_;
 };
 
-struct Network {
-  std::string config_json;
-  std::string weights;
-};
-
-Network read_network(pqxx::connection& conn, std::int64_t id) {
+// The network's row: checked at start, its weights (tens of MB) read only when the worker
+// does not serve the network yet.
+void require_network(pqxx::connection& conn, std::int64_t id) {
   require_table(conn, "pgmate.networks");
   pqxx::nontransaction tx(conn);
-  const pqxx::result r = tx.exec_params("SELECT config::text, weights FROM pgmate.networks WHERE id = $1", id);
-  if (r.empty())
+  if (tx.exec_params("SELECT 1 FROM pgmate.networks WHERE id = $1", id).empty())
     throw UsageError("no network with id " + std::to_string(id) +
                      " in pgmate.networks (SELECT id, name FROM pgmate.networks lists them)");
+}
+
+void load_network(pqxx::connection& conn, worker::WorkerClient& client, std::int64_t id) {
+  pqxx::nontransaction tx(conn);
+  const pqxx::result r = tx.exec_params("SELECT config::text, weights FROM pgmate.networks WHERE id = $1", id);
+  if (r.empty()) throw std::runtime_error("network " + std::to_string(id) + " was deleted from pgmate.networks");
   const pqxx::binarystring weights(r[0][1]);
-  return Network{r[0][0].as<std::string>(), weights.str()};
+  client.load_network(id, r[0][0].as<std::string>(), weights.str());
 }
 
 constexpr const char* kWorkerHint =
@@ -322,8 +323,7 @@ int run_selfplay(Options o) {
   auto conn = connect_db(o.conninfo);
   require_table(*conn, "pgmate.games");
   require_table(*conn, "pgmate.selfplay_positions");
-  std::optional<Network> network;
-  if (o.network_id) network = read_network(*conn, o.network_id);
+  if (o.network_id) require_network(*conn, o.network_id);
 
   lock_run(*conn, o.run);
   const RunState state = run_state(*conn, o.run);
@@ -337,7 +337,7 @@ int run_selfplay(Options o) {
   // The evaluator: pure MCTS, or the network on pgmate-worker.
   std::unique_ptr<worker::WorkerClient> client;
   std::unique_ptr<mcts::Evaluator> evaluator;
-  if (network) {
+  if (o.network_id) {
     if (o.worker_address.empty()) o.worker_address = server_worker_address(*conn);
     worker::ClientOptions co;
     co.address = o.worker_address;
@@ -350,9 +350,9 @@ int run_selfplay(Options o) {
                                kWorkerHint);
     }
     worker::WorkerClient& c = *client;
-    const Network& net = *network;
+    pqxx::connection& db = *conn;
     evaluator = std::make_unique<worker::WorkerEvaluator>(
-        c, o.network_id, [&c, &net](std::int64_t id) { c.load_network(id, net.config_json, net.weights); });
+        c, o.network_id, [&c, &db](std::int64_t id) { load_network(db, c, id); });
   } else {
     // Seeded from the run's seed and first game, so a continued run does new playouts.
     evaluator = std::make_unique<mcts::RolloutEvaluator>(

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# The main job: chess move generation from the command line and inside PostgreSQL.
-# Starts the project's own server (left running), installs the extension into database
-# `pgmate`, loads the ECO openings and tours the SQL surface.
+# The main job: chess move generation from the command line and inside PostgreSQL, and
+# self-play stored as rows. Starts the project's own server (left running), installs the
+# extension into database `pgmate`, loads the ECO openings, tours the SQL surface, plays
+# a few quick self-play games (client and procedure) and runs the analysis queries.
 set -euo pipefail
 pgmate=${1:-build/bin/pgmate}
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -56,6 +57,27 @@ sql "SELECT g.id, g.white, g.black, g.result, g.ply_count, o.eco, o.name FROM pg
 sql "SELECT g.id, g.white, p.ply, p.san FROM pgmate.games g, LATERAL game_positions(g.start, g.moves) p WHERE p.ply >= 40;"
 sql "SELECT id, white, black FROM pgmate.games WHERE game_keys(start, moves) @> ARRAY[board_key('rnbqkbnr/pppp1ppp/8/8/4Pp2/8/PPPP2PP/RNBQKBNR w KQkq - 0 3')];"
 sql "SELECT status(b), in_check(b), b FROM (SELECT play('startpos', '{f2f3,e7e5,g2g4,d8h4}'::move[]) AS b) s;"
+
+echo
+echo "== self-play =="
+say "pgmate selfplay --games 4 --parallel 4 --simulations 48 --max-plies 120 --seed 1 --run demo   # pure MCTS"
+"$pgmate" selfplay --db "dbname=pgmate" --games 4 --parallel 4 --simulations 48 --max-plies 120 --seed 1 --run demo
+if [ "$(psql -X -q -A -t -d pgmate -c "SELECT pgmate.wait_for_worker('20 s')")" = t ]; then
+  # A small random network, so the worker's evaluations are quick on a CPU.
+  net=$(psql -X -q -A -t -d pgmate -c "SELECT coalesce((SELECT min(id) FROM pgmate.networks WHERE name = 'demo-small'),
+           pgmate.init_network('demo-small', '{\"filters\": 32, \"blocks\": 2, \"attention_blocks\": 0}', seed => 1))")
+  say "pgmate selfplay --games 2 --parallel 2 --simulations 16 --max-plies 40 --network $net --run demo-network"
+  "$pgmate" selfplay --db "dbname=pgmate" --games 2 --parallel 2 --simulations 16 --max-plies 40 --network "$net" \
+    --run demo-network --quiet
+else
+  echo "(pgmate-worker is not answering: the network self-play is skipped)"
+fi
+sql "CALL pgmate.selfplay(games => 2, simulations => 48, parallel => 2, options => '{\"seed\": 2, \"max_plies\": 120, \"run\": \"demo-sql\"}');"
+sql "SELECT * FROM pgmate.selfplay_results;"
+sql "SELECT * FROM pgmate.selfplay_lengths(20);"
+sql "SELECT * FROM pgmate.selfplay_first_moves ORDER BY games DESC, first_move;"
+sql "SELECT game_id, ply, disagreement, prior_move, prior_share, search_move, visit_share FROM pgmate.selfplay_surprises WHERE network_id IS NOT NULL LIMIT 5;"
+sql "SELECT game_id, ply, z, round(q::numeric, 3) AS q, policy[1:5] AS policy_first_5 FROM pgmate.training_targets ORDER BY game_id DESC, ply LIMIT 5;"
 
 echo
 echo "The server is still running. Connect with:"

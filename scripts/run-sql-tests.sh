@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The SQL suites: pg_regress (make installcheck) and the import client, against the
-# project's own server. A server this script starts is stopped again when it ends;
+# The SQL suites: pg_regress (make installcheck), then the import and self-play clients,
+# against the project's own server. A server this script starts is stopped again when it ends;
 # one that was already running (make demo) is restarted and left running.
 # Usage: scripts/run-sql-tests.sh PGMATE_BINARY
 set -euo pipefail
