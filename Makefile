@@ -7,13 +7,16 @@
 
 # ---------------------------------------------------------------- the extension (PGXS)
 EXTENSION   = pgmate
-EXT_VERSION = 0.1.0
+EXT_VERSION = 0.2.0
 MODULE_big  = pgmate
 OBJS        = $(patsubst %.cpp,%.o,$(sort $(wildcard extension/*.cpp)) $(sort $(wildcard core/chess/*.cpp)) \
+              $(sort $(wildcard core/checkers/*.cpp)) \
               $(sort $(wildcard core/nn/*.cpp)) $(sort $(wildcard core/mcts/*.cpp)) \
               $(sort $(wildcard gpu_worker/protocol/*.cpp)) gpu_worker/client/worker_client.cpp \
               gpu_worker/client/worker_evaluator.cpp)
 DATA_built  = pgmate--$(EXT_VERSION).sql
+# Earlier versions' scripts: upgrades (ALTER EXTENSION pgmate UPDATE) and their test.
+DATA        = $(sort $(wildcard extension/upgrade/*.sql))
 REGRESS     = $(patsubst sql/%.sql,%,$(sort $(wildcard sql/*.sql)))
 REGRESS_OPTS = --inputdir=. --load-extension=pgmate
 EXTRA_CLEAN = results regression.diffs regression.out

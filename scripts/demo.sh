@@ -36,7 +36,7 @@ scripts/pg-server.sh start
 eval "$(scripts/pg-server.sh env)"
 psql -X -q -d postgres -tc "SELECT 1 FROM pg_database WHERE datname = 'pgmate'" | grep -q 1 || createdb pgmate
 # Existing games in the demo database are kept.
-psql -X -q -d pgmate -c "CREATE EXTENSION IF NOT EXISTS pgmate"
+psql -X -q -d pgmate -c "CREATE EXTENSION IF NOT EXISTS pgmate" -c "ALTER EXTENSION pgmate UPDATE"
 
 if [ -f /usr/share/pgn-extract/eco.pgn ]; then
   say pgmate import --openings
