@@ -7,6 +7,9 @@
 #include <thread>
 
 #include "args.h"
+#include "checkers/fen.h"
+#include "checkers/notation.h"
+#include "checkers/perft.h"
 #include "chess/notation.h"
 #include "chess/perft.h"
 #include "commands.h"
@@ -15,6 +18,7 @@ namespace pgmate::cli {
 
 const char* const kPerftUsage =
     "pgmate perft [--divide] [--threads N] [--stats] FEN|startpos DEPTH\n"
+    "         pgmate perft --game checkers [--rule any|longest] [--divide] [--threads N] [--stats] FEN|startpos DEPTH\n"
     "         pgmate perft --epd FILE [--max-depth D] [--threads N]";
 
 namespace {
@@ -81,12 +85,26 @@ int check_epd(const std::string& path, int max_depth, int threads) {
   return mismatches ? 1 : 0;
 }
 
+// Checkers perft: the position is a PDN FEN ("B:W21,...:B1,...") or startpos.
+std::uint64_t checkers_perft(const std::string& fen, int depth, checkers::CaptureRule rule, bool divide,
+                             int threads) {
+  const checkers::Board board = checkers::parse_fen(fen);
+  if (!divide) return checkers::perft_parallel(board, depth, rule, threads);
+  std::uint64_t total = 0;
+  for (const auto& [move, nodes] : checkers::perft_divide(board, depth, rule, threads)) {
+    std::cout << checkers::to_text(move) << ": " << nodes << '\n';
+    total += nodes;
+  }
+  std::cout << '\n';
+  return total;
+}
+
 }  // namespace
 
 int perft_command(const std::vector<std::string>& args) {
   bool divide = false, stats = false;
   int threads = 1, max_depth = 6;
-  std::string epd;
+  std::string epd, game = "chess", rule_name;
   std::vector<std::string> positional;
   const int max_threads = int(std::max(1u, std::thread::hardware_concurrency())) * 4;
   for (size_t i = 0; i < args.size(); ++i) {
@@ -99,16 +117,37 @@ int perft_command(const std::vector<std::string>& args) {
     else if (a == "--stats") stats = true;
     else if (a == "--threads") threads = parse_count(value(), "--threads", 1, max_threads);
     else if (a == "--epd") epd = value();
+    else if (a == "--game") game = value();
+    else if (a == "--rule") rule_name = value();
     else if (a == "--max-depth") max_depth = parse_count(value(), "--max-depth", 1, 20);
     else if (a.size() > 1 && a[0] == '-' && a[1] == '-') throw UsageError("unknown option " + a);
     else positional.push_back(a);
   }
+  if (game != "chess" && game != "checkers")
+    throw UsageError("--game must be chess or checkers, not \"" + game + "\"");
+  if (!rule_name.empty() && game != "checkers") throw UsageError("--rule is for --game checkers");
+  if (!rule_name.empty() && rule_name != "any" && rule_name != "longest")
+    throw UsageError("--rule must be any or longest, not \"" + rule_name + "\"");
   if (!epd.empty()) {
+    if (game != "chess") throw UsageError("--epd is for chess");
     if (!positional.empty()) throw UsageError("--epd takes no position or depth");
     return check_epd(epd, max_depth, threads);
   }
   if (positional.size() < 2) throw UsageError("a position and a depth are required");
-  const int depth = parse_count(positional.back(), "DEPTH", 0, 20);
+  const int depth = parse_count(positional.back(), "DEPTH", 0, game == "checkers" ? 30 : 20);
+  if (game == "checkers") {
+    const auto rule = rule_name == "longest" ? checkers::CaptureRule::kLongest : checkers::CaptureRule::kAny;
+    const auto t0 = Clock::now();
+    const std::uint64_t total =
+        checkers_perft(join(positional, 0, positional.size() - 1), depth, rule, divide, threads);
+    const double secs = seconds_since(t0);
+    if (stats)
+      std::cerr << "checkers perft depth " << depth << ": " << total << " nodes in " << secs * 1000 << " ms, "
+                << static_cast<std::uint64_t>(secs > 0 ? total / secs : 0) << " nodes/s, " << threads
+                << " thread(s)\n";
+    std::cout << total << '\n';
+    return 0;
+  }
   const chess::Board board = chess::parse_fen(join(positional, 0, positional.size() - 1));
 
   const auto t0 = Clock::now();
