@@ -361,6 +361,20 @@ std::uint64_t WorkerClient::perft(const chess::Board& b, int depth, Device devic
   return impl_->call<protocol::PerftReply>(req, "PERFT").nodes;
 }
 
+std::uint64_t WorkerClient::checkers_perft(const checkers::Board& b, int depth, checkers::CaptureRule rule,
+                                           Device device) {
+  if (depth < 0 || depth > protocol::kMaxPerftDepth)
+    throw WorkerError("checkers perft depth " + std::to_string(depth) + " out of range (0.." +
+                      std::to_string(protocol::kMaxPerftDepth) + ")");
+  protocol::CheckersPerftRequest req;
+  req.board = b;
+  req.depth = depth;
+  req.device = to_wire(device);
+  req.rule = rule;
+  // An invalid position or rule is refused by the encoder (ProtocolError -> WorkerError).
+  return impl_->call<protocol::CheckersPerftReply>(req, "CHECKERS_PERFT").nodes;
+}
+
 std::vector<std::vector<chess::Move>> WorkerClient::legal_moves_batch(const std::vector<chess::Board>& boards) {
   std::vector<std::vector<chess::Move>> out;
   out.reserve(boards.size());

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "checkers/board.h"
 #include "chess/board.h"
 #include "chess/packed.h"
 
@@ -64,6 +65,12 @@ class WorkerClient {
   WorkerClient& operator=(WorkerClient&&) noexcept;
 
   std::uint64_t perft(const chess::Board& b, int depth, Device device = Device::kAuto);
+  // Checkers perft (CHECKERS_PERFT) under a capture rule. Throws WorkerError for a depth
+  // beyond 0..20 or an invalid position (checked here, before anything is sent), and when
+  // the worker refuses (device kGpu without a GPU: "no GPU available (...)").
+  std::uint64_t checkers_perft(const checkers::Board& b, int depth,
+                               checkers::CaptureRule rule = checkers::CaptureRule::kAny,
+                               Device device = Device::kAuto);
   std::vector<std::vector<chess::Move>> legal_moves_batch(const std::vector<chess::Board>& boards);
   // network_id 0 = the network the worker serves now.
   std::vector<EvalOutput> evaluate(const std::vector<EvalInput>& inputs, std::int64_t network_id = 0);

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "checkers/fen.h"
 #include "chess/fen.h"
 
 namespace pgmate::worker::protocol {
@@ -26,6 +27,7 @@ bool is_known_type(std::uint16_t type) {
     case MessageType::kLoadNetwork:
     case MessageType::kInitWeights:
     case MessageType::kStatus:
+    case MessageType::kCheckersPerft:
     case MessageType::kHelloReply:
     case MessageType::kPerftReply:
     case MessageType::kLegalMovesReply:
@@ -33,6 +35,7 @@ bool is_known_type(std::uint16_t type) {
     case MessageType::kLoadNetworkReply:
     case MessageType::kInitWeightsReply:
     case MessageType::kStatusReply:
+    case MessageType::kCheckersPerftReply:
     case MessageType::kError:
       return true;
   }
@@ -52,6 +55,7 @@ std::string type_name(MessageType type) {
     case MessageType::kLoadNetwork: return "LOAD_NETWORK";
     case MessageType::kInitWeights: return "INIT_WEIGHTS";
     case MessageType::kStatus: return "STATUS";
+    case MessageType::kCheckersPerft: return "CHECKERS_PERFT";
     case MessageType::kHelloReply: return "HELLO_REPLY";
     case MessageType::kPerftReply: return "PERFT_REPLY";
     case MessageType::kLegalMovesReply: return "LEGAL_MOVES_REPLY";
@@ -59,6 +63,7 @@ std::string type_name(MessageType type) {
     case MessageType::kLoadNetworkReply: return "LOAD_NETWORK_REPLY";
     case MessageType::kInitWeightsReply: return "INIT_WEIGHTS_REPLY";
     case MessageType::kStatusReply: return "STATUS_REPLY";
+    case MessageType::kCheckersPerftReply: return "CHECKERS_PERFT_REPLY";
     case MessageType::kError: return "ERROR";
   }
   return "type " + hex16(std::uint16_t(type));
@@ -207,6 +212,23 @@ chess::Board Reader::board(const std::string& what) {
   }
 }
 
+checkers::Board Reader::checkers_board(const std::string& what) {
+  need(kCheckersBoardSize, "a checkers board");
+  checkers::Board b;
+  b.white = u32();
+  b.black = u32();
+  b.kings = u32();
+  const std::uint8_t side = u8();
+  if (side > 1) fail(what + ": side to move code " + std::to_string(side) + " (0 black, 1 white)");
+  b.side = checkers::Color(side);
+  try {
+    checkers::validate_position(b, what);
+  } catch (const std::exception& e) {  // checkers::ParseError
+    fail(e.what());
+  }
+  return b;
+}
+
 void Reader::finish() {
   if (remaining() != 0)
     fail(std::to_string(remaining()) + " trailing bytes after the message (" + std::to_string(pos_) +
@@ -227,6 +249,18 @@ void Writer::string(const std::string& s) {
 void Writer::board(const chess::Board& b) {
   const chess::PackedBoard p = chess::pack(b);
   raw(p.data(), p.size());
+}
+
+void Writer::checkers_board(const checkers::Board& b) {
+  try {
+    checkers::validate_position(b, "checkers board");
+  } catch (const std::exception& e) {
+    throw ProtocolError(e.what());
+  }
+  u32(b.white);
+  u32(b.black);
+  u32(b.kings);
+  u8(std::uint8_t(b.side));
 }
 
 void Writer::raw(const void* data, std::size_t n) {
@@ -299,6 +333,34 @@ void decode(Reader& r, PerftRequest& m) {
 
 void encode(Writer& w, const PerftReply& m) { w.u64(m.nodes); }
 void decode(Reader& r, PerftReply& m) { m.nodes = r.u64(); }
+
+void encode(Writer& w, const CheckersPerftRequest& m) {
+  if (m.depth < 0 || m.depth > kMaxPerftDepth) throw ProtocolError("checkers perft depth out of range");
+  if (std::uint8_t(m.device) > std::uint8_t(PerftDevice::kGpu)) throw ProtocolError("unknown perft device");
+  if (std::uint8_t(m.rule) > std::uint8_t(checkers::CaptureRule::kLongest))
+    throw ProtocolError("unknown checkers capture rule");
+  w.checkers_board(m.board);
+  w.u8(std::uint8_t(m.depth));
+  w.u8(std::uint8_t(m.device));
+  w.u8(std::uint8_t(m.rule));
+}
+void decode(Reader& r, CheckersPerftRequest& m) {
+  m.board = r.checkers_board("checkers board");
+  m.depth = r.u8();
+  if (m.depth > kMaxPerftDepth)
+    r.fail("depth " + std::to_string(m.depth) + " out of range (0.." + std::to_string(kMaxPerftDepth) + ")");
+  const std::uint8_t device = r.u8();
+  if (device > std::uint8_t(PerftDevice::kGpu))
+    r.fail("unknown device code " + std::to_string(device) + " (0 auto, 1 cpu, 2 gpu)");
+  m.device = PerftDevice(device);
+  const std::uint8_t rule = r.u8();
+  if (rule > std::uint8_t(checkers::CaptureRule::kLongest))
+    r.fail("unknown capture rule code " + std::to_string(rule) + " (0 any, 1 longest)");
+  m.rule = checkers::CaptureRule(rule);
+}
+
+void encode(Writer& w, const CheckersPerftReply& m) { w.u64(m.nodes); }
+void decode(Reader& r, CheckersPerftReply& m) { m.nodes = r.u64(); }
 
 void encode(Writer& w, const LegalMovesRequest& m) {
   check_count(m.boards.size(), kMaxLegalMovesBoards, "LEGAL_MOVES");

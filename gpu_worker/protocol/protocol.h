@@ -6,9 +6,11 @@
 //   bytes 6..7    message type (MessageType)
 //   bytes 8..11   request id (chosen by the client, echoed in the reply)
 //   bytes 12..15  payload length
-// Strings and byte blobs are a u32 length + the bytes; boards travel as core's 32-byte
-// packed board (chess::pack / chess::unpack, which validates). Payload layouts are listed
-// next to each message below.
+// Strings and byte blobs are a u32 length + the bytes; chess boards travel as core's 32-byte
+// packed board (chess::pack / chess::unpack, which validates), checkers boards as 13 bytes
+// (u32 white, u32 black, u32 kings: core's internal square masks, then u8 side to move,
+// 0 black, 1 white; validated like checkers::validate_position). Payload layouts are
+// listed next to each message below.
 //
 // Decoders validate everything and throw ProtocolError (never crash, never read past the
 // buffer, never allocate more than the payload justifies). A header error is a framing
@@ -24,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "checkers/board.h"
 #include "chess/board.h"
 #include "chess/packed.h"
 
@@ -35,25 +38,28 @@ inline constexpr char kMagic[4] = {'P', 'G', 'M', 'W'};
 inline constexpr std::uint16_t kVersion = 1;
 inline constexpr std::size_t kHeaderSize = 16;
 inline constexpr std::size_t kPackedSize = 32;
+inline constexpr std::size_t kCheckersBoardSize = 13;  // 3 x u32 masks + u8 side
 
 // Requests have the high bit clear; each reply is request | 0x8000; ERROR is 0xFFFF.
 enum class MessageType : std::uint16_t {
-  kHello = 1,        // u16 version, string token
-  kPerft = 2,        // packed board, u8 depth, u8 device (PerftDevice)
-  kLegalMoves = 3,   // u32 count, count x packed board
-  kEvaluate = 4,     // i64 network_id, u32 count, count x (u8 history count 1..4, that many packed boards)
-  kLoadNetwork = 5,  // i64 id, string config, bytes weights
-  kInitWeights = 6,  // string config, u64 seed
-  kStatus = 7,       // empty
+  kHello = 1,          // u16 version, string token
+  kPerft = 2,          // packed board, u8 depth, u8 device (PerftDevice)
+  kLegalMoves = 3,     // u32 count, count x packed board
+  kEvaluate = 4,       // i64 network_id, u32 count, count x (u8 history count 1..4, that many packed boards)
+  kLoadNetwork = 5,    // i64 id, string config, bytes weights
+  kInitWeights = 6,    // string config, u64 seed
+  kStatus = 7,         // empty
+  kCheckersPerft = 8,  // checkers board (13 bytes), u8 depth, u8 device (PerftDevice), u8 rule (0 any, 1 longest)
 
-  kHelloReply = 0x8001,        // u16 version, string server description
-  kPerftReply = 0x8002,        // u64 nodes
-  kLegalMovesReply = 0x8003,   // u32 count, count x (u16 n, n x u16 move)
-  kEvaluateReply = 0x8004,     // u32 count, count x (f32 win, f32 draw, f32 loss, u16 n, n x u16 move, n x f32 prior)
-  kLoadNetworkReply = 0x8005,  // empty
-  kInitWeightsReply = 0x8006,  // bytes weights
-  kStatusReply = 0x8007,       // string JSON
-  kError = 0xFFFF,             // u16 code (ErrorCode), string message
+  kHelloReply = 0x8001,          // u16 version, string server description
+  kPerftReply = 0x8002,          // u64 nodes
+  kLegalMovesReply = 0x8003,     // u32 count, count x (u16 n, n x u16 move)
+  kEvaluateReply = 0x8004,       // u32 count, count x (f32 win, f32 draw, f32 loss, u16 n, n x u16 move, n x f32 prior)
+  kLoadNetworkReply = 0x8005,    // empty
+  kInitWeightsReply = 0x8006,    // bytes weights
+  kStatusReply = 0x8007,         // string JSON
+  kCheckersPerftReply = 0x8008,  // u64 nodes
+  kError = 0xFFFF,               // u16 code (ErrorCode), string message
 };
 
 bool is_known_type(std::uint16_t type);
@@ -85,7 +91,7 @@ class ProtocolError : public std::runtime_error {
 inline constexpr std::uint32_t kMaxLegalMovesBoards = 16384;
 inline constexpr std::uint32_t kMaxEvaluateInputs = 8192;
 inline constexpr int kMaxHistory = 4;
-inline constexpr int kMaxPerftDepth = 20;
+inline constexpr int kMaxPerftDepth = 20;  // chess and checkers
 inline constexpr std::uint32_t kMaxMovesPerPosition = 256;  // chess::kMaxMoves
 
 // Largest payload accepted per frame type.
@@ -131,6 +137,19 @@ struct PerftRequest {
 };
 struct PerftReply {
   static constexpr MessageType kType = MessageType::kPerftReply;
+  std::uint64_t nodes = 0;
+};
+// CHECKERS_PERFT: perft of an American checkers position under a capture rule (wire
+// codes: 0 any capture sequence, 1 only the longest; checkers::CaptureRule's values).
+struct CheckersPerftRequest {
+  static constexpr MessageType kType = MessageType::kCheckersPerft;
+  checkers::Board board{};
+  int depth = 0;  // 0..kMaxPerftDepth
+  PerftDevice device = PerftDevice::kAuto;
+  checkers::CaptureRule rule = checkers::CaptureRule::kAny;
+};
+struct CheckersPerftReply {
+  static constexpr MessageType kType = MessageType::kCheckersPerftReply;
   std::uint64_t nodes = 0;
 };
 struct LegalMovesRequest {
@@ -199,6 +218,7 @@ class Reader {
   float f32();
   std::string string(const char* what);
   chess::Board board(const std::string& what);
+  checkers::Board checkers_board(const std::string& what);
   std::size_t remaining() const { return data_.size() - pos_; }
   std::size_t offset() const { return pos_; }
   // Throws unless at least `n` bytes remain.
@@ -223,6 +243,7 @@ class Writer {
   void f32(float v);
   void string(const std::string& s);
   void board(const chess::Board& b);
+  void checkers_board(const checkers::Board& b);  // throws ProtocolError for an invalid position
   void raw(const void* data, std::size_t n);
   Bytes& bytes() { return out_; }
 
@@ -234,6 +255,8 @@ void encode(Writer& w, const Hello& m);
 void encode(Writer& w, const HelloReply& m);
 void encode(Writer& w, const PerftRequest& m);
 void encode(Writer& w, const PerftReply& m);
+void encode(Writer& w, const CheckersPerftRequest& m);
+void encode(Writer& w, const CheckersPerftReply& m);
 void encode(Writer& w, const LegalMovesRequest& m);
 void encode(Writer& w, const LegalMovesReply& m);
 void encode(Writer& w, const EvaluateRequest& m);
@@ -250,6 +273,8 @@ void decode(Reader& r, Hello& m);
 void decode(Reader& r, HelloReply& m);
 void decode(Reader& r, PerftRequest& m);
 void decode(Reader& r, PerftReply& m);
+void decode(Reader& r, CheckersPerftRequest& m);
+void decode(Reader& r, CheckersPerftReply& m);
 void decode(Reader& r, LegalMovesRequest& m);
 void decode(Reader& r, LegalMovesReply& m);
 void decode(Reader& r, EvaluateRequest& m);

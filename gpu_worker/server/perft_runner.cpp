@@ -3,9 +3,12 @@
 #include <memory>
 #include <vector>
 
+#include "checkers/movegen.h"
+#include "checkers/perft.h"
 #include "chess/movegen.h"
 #include "chess/perft.h"
 #ifdef PGMATE_HAVE_CUDA
+#include "cuda/checkers_perft_kernel.h"
 #include "cuda/perft_kernel.h"
 #endif
 
@@ -35,6 +38,93 @@ struct RunningGuard {
   }
 };
 
+// Perft on the CPU pool, for either game. Shallow runs are one pool task; deep ones
+// (`split`) one task per board of a frontier: the root's children, expanded further while
+// the frontier has fewer than `min_tasks` boards (paths are kept, duplicates included, as
+// perft counts them); the last task to finish answers. Every task polls the cancel flag
+// and the shutdown flag between subtrees (`perft(board, depth, poll)`, where poll throws
+// Aborted), so an abandoned or interrupted run stops within milliseconds.
+template <class Position, class PerftFn, class ChildrenFn>
+void run_cpu_perft(ThreadPool& pool, std::atomic<int>& running, const std::atomic<bool>* stopping,
+                   const Position& board, int depth, bool split, std::size_t min_tasks, PerftFn perft,
+                   ChildrenFn children, CancelFlag cancelled, std::function<void(std::uint64_t)> done, ErrorFn fail) {
+  if (!split || depth < 2) {
+    auto task = [&running, board, depth, cancelled, done, fail, stopping, perft] {
+      RunningGuard guard(running);
+      auto poll = [&] {
+        if (flag_set(cancelled) || (stopping && stopping->load(std::memory_order_relaxed))) throw Aborted{};
+      };
+      std::uint64_t nodes;
+      try {
+        nodes = perft(board, depth, poll);
+      } catch (const Aborted&) {
+        guard.release();
+        const bool shutting = stopping && stopping->load();
+        return fail(shutting ? ErrorCode::kShuttingDown : ErrorCode::kBadRequest,
+                    shutting ? kShutdownMessage : kCancelledMessage);
+      }
+      guard.release();
+      done(nodes);
+    };
+    if (!pool.submit(std::move(task))) fail(ErrorCode::kShuttingDown, kShutdownMessage);
+    return;
+  }
+
+  // Deep: the root's children, and further plies while there are too few tasks (at least
+  // two plies are left to every task).
+  std::vector<Position> frontier;
+  children(board, frontier);
+  int remaining = depth - 1;
+  while (!frontier.empty() && frontier.size() < min_tasks && remaining > 2) {
+    std::vector<Position> next;
+    for (const Position& b : frontier) children(b, next);
+    frontier = std::move(next);
+    --remaining;
+  }
+  if (frontier.empty()) return done(0);
+
+  struct Split {
+    std::atomic<std::uint64_t> nodes{0};
+    std::atomic<std::size_t> left{0};
+    std::atomic<bool> aborted{false};
+    std::function<void(std::uint64_t)> done;
+    ErrorFn fail;
+  };
+  auto state = std::make_shared<Split>();
+  state->left = frontier.size();
+  state->done = std::move(done);
+  state->fail = std::move(fail);
+  auto finish_one = [state, stopping] {
+    if (state->left.fetch_sub(1) != 1) return;
+    if (!state->aborted) return state->done(state->nodes.load());
+    const bool shutting = stopping && stopping->load();
+    state->fail(shutting ? ErrorCode::kShuttingDown : ErrorCode::kBadRequest,
+                shutting ? kShutdownMessage : kCancelledMessage);
+  };
+  for (const Position& child : frontier) {
+    auto task = [&running, child, remaining, cancelled, state, stopping, finish_one, perft] {
+      if (!state->aborted) {
+        RunningGuard guard(running);
+        auto poll = [&] {
+          if (state->aborted.load(std::memory_order_relaxed) || flag_set(cancelled) ||
+              (stopping && stopping->load(std::memory_order_relaxed)))
+            throw Aborted{};
+        };
+        try {
+          state->nodes += perft(child, remaining, poll);
+        } catch (const Aborted&) {
+          state->aborted = true;
+        }
+      }
+      finish_one();
+    };
+    if (!pool.submit(std::move(task))) {
+      state->aborted = true;
+      finish_one();
+    }
+  }
+}
+
 }  // namespace
 
 PerftRunner::PerftRunner(ThreadPool& pool, bool gpu_allowed, const std::atomic<bool>* stopping)
@@ -53,100 +143,81 @@ PerftRunner::PerftRunner(ThreadPool& pool, bool gpu_allowed, const std::atomic<b
 #endif
 }
 
-void PerftRunner::submit(const chess::Board& board, int depth, PerftDevice device, CancelFlag cancelled,
-                         std::function<void(std::uint64_t)> done, ErrorFn fail) {
-  ++requests_;
-  if (depth < 0 || depth > protocol::kMaxPerftDepth)
-    return fail(ErrorCode::kBadRequest, "perft depth " + std::to_string(depth) + " out of range");
-  if (stopping_ && stopping_->load()) return fail(ErrorCode::kShuttingDown, kShutdownMessage);
-  bool gpu = false;
+bool PerftRunner::pick_device(PerftDevice device, int depth, int auto_gpu_min_depth, bool& gpu,
+                              const ErrorFn& fail) {
+  if (depth < 0 || depth > protocol::kMaxPerftDepth) {
+    fail(ErrorCode::kBadRequest, "perft depth " + std::to_string(depth) + " out of range");
+    return false;
+  }
+  if (stopping_ && stopping_->load()) {
+    fail(ErrorCode::kShuttingDown, kShutdownMessage);
+    return false;
+  }
+  gpu = false;
   switch (device) {
     case PerftDevice::kCpu: gpu = false; break;
     case PerftDevice::kGpu:
-      if (!gpu_available_) return fail(ErrorCode::kUnavailable, "no GPU available (" + gpu_info_ + ")");
+      if (!gpu_available_) {
+        fail(ErrorCode::kUnavailable, "no GPU available (" + gpu_info_ + ")");
+        return false;
+      }
       gpu = true;
       break;
-    case PerftDevice::kAuto: gpu = gpu_available_ && depth >= kAutoGpuMinDepth; break;
+    case PerftDevice::kAuto: gpu = gpu_available_ && depth >= auto_gpu_min_depth; break;
   }
+  return true;
+}
+
+void PerftRunner::submit(const chess::Board& board, int depth, PerftDevice device, CancelFlag cancelled,
+                         std::function<void(std::uint64_t)> done, ErrorFn fail) {
+  ++requests_;
+  bool gpu = false;
+  if (!pick_device(device, depth, kAutoGpuMinDepth, gpu, fail)) return;
   if (gpu)
     run_gpu(board, depth, std::move(cancelled), std::move(done), std::move(fail));
   else
     run_cpu(board, depth, std::move(cancelled), std::move(done), std::move(fail));
 }
 
+void PerftRunner::submit_checkers(const checkers::Board& board, int depth, checkers::CaptureRule rule,
+                                  PerftDevice device, CancelFlag cancelled, std::function<void(std::uint64_t)> done,
+                                  ErrorFn fail) {
+  ++requests_;
+  bool gpu = false;
+  if (!pick_device(device, depth, kCheckersAutoGpuMinDepth, gpu, fail)) return;
+  if (gpu) return run_checkers_gpu(board, depth, rule, std::move(cancelled), std::move(done), std::move(fail));
+  const bool split = depth >= kCheckersSplitMinDepth && pool_.size() > 1;
+  run_cpu_perft(
+      pool_, running_, stopping_, board, depth, split, std::size_t(kCheckersTasksPerThread) * std::size_t(pool_.size()),
+      [rule](const checkers::Board& b, int d, auto& poll) { return checkers::perft_polling(b, d, rule, poll); },
+      [rule](const checkers::Board& b, std::vector<checkers::Board>& out) {
+        checkers::MoveList list;
+        checkers::legal_moves(b, list, rule);
+        for (const checkers::Move& m : list) {
+          checkers::Board child = b;
+          child.play(m);
+          out.push_back(child);
+        }
+      },
+      std::move(cancelled), std::move(done), std::move(fail));
+}
+
 void PerftRunner::run_cpu(const chess::Board& board, int depth, CancelFlag cancelled,
                           std::function<void(std::uint64_t)> done, ErrorFn fail) {
-  const std::atomic<bool>* stopping = stopping_;
-
-  if (depth < kSplitMinDepth || pool_.size() == 1) {
-    auto task = [this, board, depth, cancelled, done, fail, stopping] {
-      RunningGuard guard(running_);
-      auto poll = [&] {
-        if (flag_set(cancelled) || (stopping && stopping->load(std::memory_order_relaxed))) throw Aborted{};
-      };
-      std::uint64_t nodes;
-      try {
-        nodes = chess::perft_polling(board, depth, poll);
-      } catch (const Aborted&) {
-        guard.release();
-        const bool shutting = stopping && stopping->load();
-        return fail(shutting ? ErrorCode::kShuttingDown : ErrorCode::kBadRequest,
-                    shutting ? kShutdownMessage : kCancelledMessage);
-      }
-      guard.release();
-      done(nodes);
-    };
-    if (!pool_.submit(std::move(task))) fail(ErrorCode::kShuttingDown, kShutdownMessage);
-    return;
-  }
-
-  // Deep: one pool task per root move; the last one to finish answers.
-  chess::MoveList list;
-  chess::legal_moves(board, list);
-  if (list.size == 0) return done(0);
-
-  struct Split {
-    std::atomic<std::uint64_t> nodes{0};
-    std::atomic<int> left{0};
-    std::atomic<bool> aborted{false};
-    std::function<void(std::uint64_t)> done;
-    ErrorFn fail;
-  };
-  auto split = std::make_shared<Split>();
-  split->left = list.size;
-  split->done = std::move(done);
-  split->fail = std::move(fail);
-  auto finish_one = [split, stopping] {
-    if (split->left.fetch_sub(1) != 1) return;
-    if (!split->aborted) return split->done(split->nodes.load());
-    const bool shutting = stopping && stopping->load();
-    split->fail(shutting ? ErrorCode::kShuttingDown : ErrorCode::kBadRequest,
-                shutting ? kShutdownMessage : kCancelledMessage);
-  };
-  for (chess::Move m : list) {
-    chess::Board child = board;
-    child.play<false>(m);
-    auto task = [this, child, depth, cancelled, split, stopping, finish_one] {
-      if (!split->aborted) {
-        RunningGuard guard(running_);
-        auto poll = [&] {
-          if (split->aborted.load(std::memory_order_relaxed) || flag_set(cancelled) ||
-              (stopping && stopping->load(std::memory_order_relaxed)))
-            throw Aborted{};
-        };
-        try {
-          split->nodes += chess::perft_polling(child, depth - 1, poll);
-        } catch (const Aborted&) {
-          split->aborted = true;
+  const bool split = depth >= kSplitMinDepth && pool_.size() > 1;
+  run_cpu_perft(
+      pool_, running_, stopping_, board, depth, split, 1,
+      [](const chess::Board& b, int d, auto& poll) { return chess::perft_polling(b, d, poll); },
+      [](const chess::Board& b, std::vector<chess::Board>& out) {
+        chess::MoveList list;
+        chess::legal_moves(b, list);
+        for (chess::Move m : list) {
+          chess::Board child = b;
+          child.play<false>(m);
+          out.push_back(child);
         }
-      }
-      finish_one();
-    };
-    if (!pool_.submit(std::move(task))) {
-      split->aborted = true;
-      finish_one();
-    }
-  }
+      },
+      std::move(cancelled), std::move(done), std::move(fail));
 }
 
 void PerftRunner::run_gpu(const chess::Board& board, int depth, CancelFlag cancelled,
@@ -215,6 +286,42 @@ void PerftRunner::run_gpu(const chess::Board& board, int depth, CancelFlag cance
 #else
   (void)board;
   (void)depth;
+  (void)cancelled;
+  (void)done;
+  fail(ErrorCode::kUnavailable, "no GPU available (" + gpu_info_ + ")");
+#endif
+}
+
+void PerftRunner::run_checkers_gpu(const checkers::Board& board, int depth, checkers::CaptureRule rule,
+                                   CancelFlag cancelled, std::function<void(std::uint64_t)> done, ErrorFn fail) {
+#ifdef PGMATE_HAVE_CUDA
+  const std::atomic<bool>* stopping = stopping_;
+  auto task = [this, board, depth, rule, cancelled, done, fail, stopping] {
+    RunningGuard guard(running_);
+    auto aborted = [&] { return flag_set(cancelled) || (stopping && stopping->load()); };
+    std::uint64_t nodes = 0;
+    try {
+      std::lock_guard lock(gpu_mutex_);
+      // The frontier is expanded on the host; the kernel runs in chunks, the cancel and
+      // shutdown flags asked between them.
+      nodes = gpu::checkers_perft_split(board, depth, rule, aborted);
+    } catch (const gpu::PerftCancelled&) {
+      guard.release();
+      const bool shutting = stopping && stopping->load();
+      return fail(shutting ? ErrorCode::kShuttingDown : ErrorCode::kBadRequest,
+                  shutting ? kShutdownMessage : kCancelledMessage);
+    } catch (const std::exception& e) {
+      guard.release();
+      return fail(ErrorCode::kBackend, std::string("GPU checkers perft failed: ") + e.what());
+    }
+    guard.release();
+    done(nodes);
+  };
+  if (!pool_.submit(std::move(task))) fail(ErrorCode::kShuttingDown, kShutdownMessage);
+#else
+  (void)board;
+  (void)depth;
+  (void)rule;
   (void)cancelled;
   (void)done;
   fail(ErrorCode::kUnavailable, "no GPU available (" + gpu_info_ + ")");

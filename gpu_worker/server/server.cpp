@@ -523,6 +523,15 @@ void Server::dispatch(Conn& c, const FrameHeader& h, std::span<const std::uint8_
             [this, cid, rid](std::uint64_t nodes) { post(cid, encode_frame(rid, PerftReply{nodes}), true); }, fail);
         return;
       }
+      case MessageType::kCheckersPerft: {
+        const auto req = decode_payload<CheckersPerftRequest>(payload);
+        ++c.inflight;
+        perft_->submit_checkers(
+            req.board, req.depth, req.rule, req.device, c.cancelled,
+            [this, cid, rid](std::uint64_t nodes) { post(cid, encode_frame(rid, CheckersPerftReply{nodes}), true); },
+            fail);
+        return;
+      }
       case MessageType::kLegalMoves: {
         auto req = decode_payload<LegalMovesRequest>(payload);
         ++c.inflight;

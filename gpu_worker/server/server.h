@@ -1,8 +1,8 @@
 // The pgmate-worker server: listens on a Unix socket (mode 0600) and optionally on TCP
 // (token required), reads framed requests from every connection in one poll() loop, and
-// hands the work to the batcher (EVALUATE, LEGAL_MOVES), the perft pool (PERFT) or a
-// control thread (LOAD_NETWORK, INIT_WEIGHTS). Replies come back to the loop through a
-// completion queue, so no worker thread ever blocks on a slow client.
+// hands the work to the batcher (EVALUATE, LEGAL_MOVES), the perft pool (PERFT,
+// CHECKERS_PERFT) or a control thread (LOAD_NETWORK, INIT_WEIGHTS). Replies come back to
+// the loop through a completion queue, so no worker thread ever blocks on a slow client.
 #pragma once
 
 #include <atomic>

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <random>
 
+#include "checkers/fen.h"
 #include "chess/fen.h"
 #include "chess/movegen.h"
 #include "chess/packed.h"
@@ -46,6 +47,9 @@ std::vector<std::pair<MessageType, Bytes>> sample_frames() {
   add(HelloReply{kVersion, "pgmate-worker"});
   add(PerftRequest{kiwi, 3, PerftDevice::kCpu});
   add(PerftReply{97862});
+  add(CheckersPerftRequest{checkers::parse_fen("W:WK3,21:B12,K30"), 9, PerftDevice::kGpu,
+                           checkers::CaptureRule::kLongest});
+  add(CheckersPerftReply{845931});
   add(LegalMovesRequest{{start, kiwi}});
   add(LegalMovesReply{{{Move(12, 28), Move(6, 21)}, {}}});
   add(EvaluateRequest{5, {{kiwi}, {kiwi, start}}});
@@ -67,6 +71,8 @@ void decode_as(MessageType type, std::span<const std::uint8_t> payload) {
     case MessageType::kHelloReply: decode_payload<HelloReply>(payload); return;
     case MessageType::kPerft: decode_payload<PerftRequest>(payload); return;
     case MessageType::kPerftReply: decode_payload<PerftReply>(payload); return;
+    case MessageType::kCheckersPerft: decode_payload<CheckersPerftRequest>(payload); return;
+    case MessageType::kCheckersPerftReply: decode_payload<CheckersPerftReply>(payload); return;
     case MessageType::kLegalMoves: decode_payload<LegalMovesRequest>(payload); return;
     case MessageType::kLegalMovesReply: decode_payload<LegalMovesReply>(payload); return;
     case MessageType::kEvaluate: decode_payload<EvaluateRequest>(payload); return;
@@ -173,6 +179,133 @@ TEST(WorkerProtocol, WireLayoutIsLittleEndianAndFixed) {
   EXPECT_EQ(p[kHeaderSize + 33], 0);
 }
 
+TEST(WorkerProtocol, CheckersPerftRoundTripsAndHasAFixedLayout) {
+  for (const char* fen : {"startpos", "W:WK3,21:B12,K30", "B:WK1,K2,K3,K4:BK29,K30,K31,K32", "W:W:B1",
+                          "B:W21,22,23,24,25,26,27,28,29,30,31,32:BK1,2,3,4,5,6,7,8,9,10,11,K12"}) {
+    const checkers::Board b = checkers::parse_fen(fen);
+    for (auto rule : {checkers::CaptureRule::kAny, checkers::CaptureRule::kLongest})
+      for (auto device : {PerftDevice::kAuto, PerftDevice::kCpu, PerftDevice::kGpu})
+        for (int depth : {0, 1, 8, kMaxPerftDepth}) {
+          const auto got = round_trip(CheckersPerftRequest{b, depth, device, rule});
+          EXPECT_EQ(got.board, b) << fen;
+          EXPECT_EQ(got.depth, depth);
+          EXPECT_EQ(got.device, device);
+          EXPECT_EQ(got.rule, rule);
+        }
+  }
+  EXPECT_EQ(round_trip(CheckersPerftReply{0x0123456789ABCDEFull}).nodes, 0x0123456789ABCDEFull);
+  EXPECT_EQ(type_name(MessageType::kCheckersPerft), "CHECKERS_PERFT");
+  EXPECT_EQ(type_name(MessageType::kCheckersPerftReply), "CHECKERS_PERFT_REPLY");
+  EXPECT_TRUE(is_known_type(8));
+  EXPECT_TRUE(is_known_type(0x8008));
+  EXPECT_EQ(reply_type(MessageType::kCheckersPerft), MessageType::kCheckersPerftReply);
+
+  // Header type 8; payload: u32 white, u32 black, u32 kings, u8 side, u8 depth, u8 device, u8 rule.
+  const checkers::Board b = checkers::parse_fen("W:WK3,21:B12,K30");
+  const Bytes f = encode_frame(5, CheckersPerftRequest{b, 7, PerftDevice::kCpu, checkers::CaptureRule::kLongest});
+  ASSERT_EQ(f.size(), kHeaderSize + 16);
+  EXPECT_EQ(f[6], 8);
+  EXPECT_EQ(f[7], 0);
+  EXPECT_EQ(f[12], 16);
+  std::uint32_t masks[3];
+  std::memcpy(masks, f.data() + kHeaderSize, 12);
+  EXPECT_EQ(masks[0], b.white);
+  EXPECT_EQ(masks[1], b.black);
+  EXPECT_EQ(masks[2], b.kings);
+  EXPECT_EQ(f[kHeaderSize + 12], 1);  // White to move
+  EXPECT_EQ(f[kHeaderSize + 13], 7);
+  EXPECT_EQ(f[kHeaderSize + 14], 1);  // cpu
+  EXPECT_EQ(f[kHeaderSize + 15], 1);  // longest
+  const Bytes start = encode_payload(CheckersPerftRequest{checkers::Board::start(), 1});
+  const Bytes expected = {0xC3, 0x71, 0x1C, 0x04, 0x38, 0x0C, 0x82, 0xE3, 0, 0, 0, 0, 0, 1, 0, 0};
+  EXPECT_EQ(start, expected);
+  const Bytes reply = encode_frame(5, CheckersPerftReply{3});
+  EXPECT_EQ(reply[6], 0x08);
+  EXPECT_EQ(reply[7], 0x80);
+}
+
+TEST(WorkerProtocol, CheckersPerftRejectsBadValuesNamingTheField) {
+  const Bytes good = encode_payload(CheckersPerftRequest{checkers::Board::start(), 3, PerftDevice::kCpu});
+  EXPECT_NO_THROW(decode_payload<CheckersPerftRequest>(good));
+  auto with_mask = [&](int which, std::uint32_t value) {
+    Bytes p = good;
+    std::memcpy(p.data() + 4 * which, &value, 4);
+    return p;
+  };
+  auto with_byte = [&](std::size_t at, std::uint8_t value) {
+    Bytes p = good;
+    p[at] = value;
+    return p;
+  };
+  // A payload with any masks (the encoder would refuse invalid ones).
+  auto raw = [&](checkers::Mask white, checkers::Mask black, checkers::Mask kings) {
+    Bytes p = good;
+    std::memcpy(p.data(), &white, 4);
+    std::memcpy(p.data() + 4, &black, 4);
+    std::memcpy(p.data() + 8, &kings, 4);
+    return p;
+  };
+  const checkers::Mask row1 = checkers::kRow1, row8 = checkers::kRow8;
+  struct Case {
+    Bytes payload;
+    const char* expect;  // in the message
+  };
+  const std::vector<Case> cases = {
+      {with_byte(12, 2), "side to move code 2"},
+      {with_byte(12, 255), "side to move code 255"},
+      {with_mask(0, checkers::kStartWhite | checkers::bit(checkers::lsb(checkers::kStartBlack))),
+       "holds both a white and a black piece"},
+      {with_mask(2, checkers::bit(checkers::lsb(~(checkers::kStartWhite | checkers::kStartBlack)))), "king mark"},
+      {with_mask(1, checkers::kStartBlack | checkers::bit(checkers::lsb(~(checkers::kStartWhite | checkers::kStartBlack)))),
+       "more than 12 pieces"},
+      // A white man on row 8 (and a black man on row 1, which is a fault too: White's is named).
+      {raw(checkers::bit(checkers::lsb(row8)), checkers::bit(checkers::lsb(row1)), 0), "a white man on"},
+      // Men on their own back rows are fine; a black man on row 1 is not.
+      {raw(checkers::bit(checkers::lsb(row1)), checkers::bit(checkers::lsb(row1 & (row1 - 1))), 0),
+       "a black man on"},
+      {with_byte(13, kMaxPerftDepth + 1), "depth 21 out of range"},
+      {with_byte(14, 3), "unknown device code 3"},
+      {with_byte(15, 2), "unknown capture rule code 2"},
+  };
+  for (const Case& c : cases) {
+    try {
+      decode_payload<CheckersPerftRequest>(c.payload);
+      ADD_FAILURE() << "accepted; expected: " << c.expect;
+    } catch (const ProtocolError& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find(c.expect), std::string::npos) << what;
+      EXPECT_NE(what.find("CHECKERS_PERFT payload"), std::string::npos) << what;
+      if (std::string(c.expect).find("depth") == std::string::npos &&
+          std::string(c.expect).find("code") == std::string::npos) {
+        EXPECT_NE(what.find("checkers board"), std::string::npos) << what;
+      }
+    }
+  }
+  // Kings on a crowning row are fine; so are sides without pieces.
+  EXPECT_NO_THROW(decode_payload<CheckersPerftRequest>(
+      encode_payload(CheckersPerftRequest{checkers::parse_fen("B:WK1,K2,K3,K4:BK29,K30,K31,K32"), 2})));
+  // The encoder refuses what the decoder would refuse.
+  checkers::Board bad = checkers::Board::start();
+  bad.kings = checkers::bit(checkers::lsb(~bad.occupied()));
+  EXPECT_THROW(encode_payload(CheckersPerftRequest{bad, 1}), ProtocolError);
+  bad = checkers::Board::start();
+  bad.side = checkers::Color(2);
+  EXPECT_THROW(encode_payload(CheckersPerftRequest{bad, 1}), ProtocolError);
+  EXPECT_THROW(encode_payload(CheckersPerftRequest{checkers::Board::start(), 21}), ProtocolError);
+  EXPECT_THROW(encode_payload(CheckersPerftRequest{checkers::Board::start(), -1}), ProtocolError);
+  EXPECT_THROW(encode_payload(CheckersPerftRequest{checkers::Board::start(), 1, PerftDevice(3)}), ProtocolError);
+  EXPECT_THROW(encode_payload(CheckersPerftRequest{checkers::Board::start(), 1, PerftDevice::kAuto,
+                                                   checkers::CaptureRule(2)}),
+               ProtocolError);
+  // Truncated: the message says how much the board needs.
+  try {
+    decode_payload<CheckersPerftRequest>(std::span<const std::uint8_t>(good).first(5));
+    ADD_FAILURE();
+  } catch (const ProtocolError& e) {
+    EXPECT_NE(std::string(e.what()).find("checkers board needs 13 bytes"), std::string::npos) << e.what();
+  }
+}
+
 TEST(WorkerProtocol, RejectsBadHeaders) {
   const Bytes good = encode_frame(1, StatusRequest{});
   EXPECT_NO_THROW(decode_frame(good));
@@ -195,7 +328,7 @@ TEST(WorkerProtocol, RejectsBadHeaders) {
     EXPECT_NE(std::string(e.what()).find("version 2"), std::string::npos) << e.what();
   }
 
-  for (std::uint16_t type : {0, 8, 0x7FFF, 0x8000, 0x8008, 0xFFFE}) {
+  for (std::uint16_t type : {0, 9, 0x7FFF, 0x8000, 0x8009, 0xFFFE}) {
     bad = good;
     bad[6] = std::uint8_t(type);
     bad[7] = std::uint8_t(type >> 8);

@@ -18,6 +18,10 @@
 #include <iostream>
 #include <thread>
 
+#include "../checkers/perft_counts.h"
+#include "../checkers/playouts.h"
+#include "checkers/fen.h"
+#include "checkers/movegen.h"
 #include "chess/fen.h"
 #include "chess/movegen.h"
 #include "chess/perft.h"
@@ -29,6 +33,7 @@
 #include "server/server.h"
 #include "worker_test_util.h"
 #ifdef PGMATE_HAVE_CUDA
+#include "cuda/checkers_perft_kernel.h"
 #include "cuda/perft_kernel.h"
 #endif
 
@@ -350,6 +355,168 @@ TEST(WorkerServer, AbandonedPerftIsCancelled) {
     if (!idle) std::this_thread::sleep_for(10ms);
   }
   EXPECT_TRUE(idle) << observer.status_json();
+}
+
+// ---- checkers ----
+
+constexpr checkers::CaptureRule kBothRules[] = {checkers::CaptureRule::kAny, checkers::CaptureRule::kLongest};
+
+// Positions with kings: crafted ones (a king's loop, kings on every back-row square, a
+// crowned man among men) and late positions of random games.
+std::vector<checkers::Board> checkers_king_positions() {
+  std::vector<checkers::Board> out;
+  for (const char* fen : {"W:WK3,21:B12,K30", "W:WK22:B9,10,17,18", "B:W26,27:BK22", "B:WK1,K2,K3,K4:BK29,K30,K31,K32",
+                          "W:W18,22,K25,27:B5,K9,11,14,K31"})
+    out.push_back(checkers::parse_fen(fen));
+  int taken = 0;
+  for (const checkers::Board& b : checkers::testing::playout_positions(2024, 40))
+    if (checkers::popcount(b.kings) >= 2 && checkers::has_legal_move(b) && ++taken % 7 == 0 && out.size() < 12)
+      out.push_back(b);
+  return out;
+}
+
+TEST(WorkerServer, CheckersPerftMatchesCore) {
+  TestServer ts;
+  WorkerClient client = ts.client();
+  const checkers::Board start = checkers::Board::start();
+  for (auto rule : kBothRules) {
+    // Depth 8 is split over the pool (CPU), the shallower ones run as one task.
+    for (int depth = 0; depth <= 8; ++depth)
+      EXPECT_EQ(client.checkers_perft(start, depth, rule, Device::kCpu), checkers::perft(start, depth, rule))
+          << "depth " << depth << " rule " << int(rule);
+    EXPECT_EQ(client.checkers_perft(start, 5, rule), checkers::perft(start, 5, rule));  // auto
+  }
+  for (int depth = 1; depth <= 8; ++depth)
+    EXPECT_EQ(client.checkers_perft(start, depth, checkers::CaptureRule::kAny, Device::kCpu),
+              checkers::testing::kStartPerft[depth - 1])
+        << depth;
+  // The rule reaches the worker: it prunes from the start by depth 8.
+  EXPECT_LT(client.checkers_perft(start, 8, checkers::CaptureRule::kLongest, Device::kCpu),
+            checkers::testing::kStartPerft[7]);
+  // Deep enough to be split two plies down (the root has only 7 moves).
+  EXPECT_EQ(client.checkers_perft(start, 10, checkers::CaptureRule::kAny, Device::kCpu),
+            checkers::testing::kStartPerft[9]);
+
+  const auto kings = checkers_king_positions();
+  ASSERT_GE(kings.size(), 8u);
+  for (const checkers::Board& b : kings)
+    for (auto rule : kBothRules) {
+      for (int depth = 1; depth <= 5; ++depth)
+        EXPECT_EQ(client.checkers_perft(b, depth, rule, Device::kCpu), checkers::perft(b, depth, rule))
+            << checkers::to_fen(b) << " depth " << depth << " rule " << int(rule);
+    }
+  // Split runs on positions with kings.
+  for (std::size_t i = 0; i < 3; ++i)
+    for (auto rule : kBothRules)
+      EXPECT_EQ(client.checkers_perft(kings[i], 8, rule, Device::kCpu), checkers::perft(kings[i], 8, rule))
+          << checkers::to_fen(kings[i]) << " rule " << int(rule);
+  // No moves: perft 0 is 1, deeper ones 0.
+  const checkers::Board lost = checkers::parse_fen("W:W:B1");
+  EXPECT_EQ(client.checkers_perft(lost, 0, checkers::CaptureRule::kAny, Device::kCpu), 1u);
+  EXPECT_EQ(client.checkers_perft(lost, 9, checkers::CaptureRule::kAny, Device::kCpu), 0u);
+
+  // Refused before anything is sent: depth out of range, an invalid position.
+  EXPECT_THROW(client.checkers_perft(start, 21), WorkerError);
+  EXPECT_THROW(client.checkers_perft(start, -1), WorkerError);
+  checkers::Board bad = start;
+  bad.kings = checkers::bit(checkers::lsb(~start.occupied()));
+  try {
+    client.checkers_perft(bad, 3);
+    ADD_FAILURE() << "an invalid checkers board was sent";
+  } catch (const WorkerError& e) {
+    EXPECT_NE(std::string(e.what()).find("king mark"), std::string::npos) << e.what();
+  }
+
+  std::string why = "built without CUDA";
+  bool gpu = false;
+#ifdef PGMATE_HAVE_CUDA
+  gpu = gpu::cuda_device_available(&why);
+#endif
+  if (!gpu) {
+    for (auto rule : kBothRules) {
+      try {
+        client.checkers_perft(start, 6, rule, Device::kGpu);
+        ADD_FAILURE() << "device=gpu accepted without a GPU";
+      } catch (const WorkerError& e) {
+        EXPECT_NE(std::string(e.what()).find("no GPU available"), std::string::npos) << e.what();
+      }
+    }
+    // Auto falls back to the CPU, deep or not.
+    EXPECT_EQ(client.checkers_perft(start, 9, checkers::CaptureRule::kAny, Device::kAuto),
+              checkers::testing::kStartPerft[8]);
+  } else {
+    for (auto rule : kBothRules) {
+      for (int depth = 1; depth <= 9; ++depth)
+        EXPECT_EQ(client.checkers_perft(start, depth, rule, Device::kGpu), checkers::perft(start, depth, rule))
+            << "GPU depth " << depth << " rule " << int(rule);
+      for (std::size_t i = 0; i < 4; ++i)
+        EXPECT_EQ(client.checkers_perft(kings[i], 7, rule, Device::kGpu), checkers::perft(kings[i], 7, rule))
+            << "GPU " << checkers::to_fen(kings[i]);
+    }
+    EXPECT_EQ(client.checkers_perft(start, 11, checkers::CaptureRule::kAny, Device::kAuto),
+              checkers::testing::kStartPerft[10]);
+  }
+  // The connection survives the ERROR replies; chess perft still works beside checkers.
+  EXPECT_EQ(client.checkers_perft(start, 3), 302u);
+  EXPECT_EQ(client.perft(chess::parse_fen("startpos"), 2), 400u);
+}
+
+TEST(WorkerServer, CheckersPerftBadPayloadsGetAnErrorAndTheConnectionKeepsWorking) {
+  TestServer ts;
+  UniqueFd fd = raw_unix(ts.config.socket_path);
+  ASSERT_TRUE(fd);
+  const Bytes good = protocol::encode_frame(
+      11, protocol::CheckersPerftRequest{checkers::Board::start(), 4, protocol::PerftDevice::kCpu,
+                                         checkers::CaptureRule::kAny});
+  struct Corruption {
+    std::size_t at;  // payload byte
+    std::uint8_t value;
+    const char* expect;
+  };
+  for (Corruption c : {Corruption{12, 3, "side to move code 3"}, Corruption{13, 40, "depth 40 out of range"},
+                       Corruption{14, 7, "unknown device code 7"}, Corruption{15, 9, "unknown capture rule code 9"},
+                       Corruption{8, 0x04, "king mark"}}) {
+    Bytes bad = good;
+    bad[protocol::kHeaderSize + c.at] = c.value;
+    send_bytes(fd.get(), bad);
+    const auto e = expect_error(fd.get());
+    EXPECT_EQ(e.code, ErrorCode::kBadRequest);
+    EXPECT_NE(e.message.find(c.expect), std::string::npos) << e.message;
+  }
+  send_bytes(fd.get(), good);
+  auto f = recv_frame(fd.get());
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->header.type, MessageType::kCheckersPerftReply);
+  EXPECT_EQ(f->header.request_id, 11u);
+  EXPECT_EQ(protocol::decode_payload<protocol::CheckersPerftReply>(f->payload).nodes, 1469u);
+}
+
+TEST(WorkerServer, AbandonedCheckersPerftIsCancelled) {
+  TestServer ts;
+  for (auto rule : kBothRules) {
+    ClientOptions o = ts.options();
+    o.request_timeout = 200ms;
+    WorkerClient client(o);
+    const auto t0 = std::chrono::steady_clock::now();
+    try {
+      client.checkers_perft(checkers::Board::start(), 20, rule, Device::kCpu);  // would take weeks
+      ADD_FAILURE() << "checkers perft 20 returned";
+    } catch (const WorkerUnavailable& e) {
+      EXPECT_NE(std::string(e.what()).find("timed out"), std::string::npos) << e.what();
+    }
+    EXPECT_LT(ms_since(t0), 1500);
+    // The client closed its connection; every split task stops soon after.
+    WorkerClient observer = ts.client();
+    bool idle = false;
+    for (int i = 0; i < 300 && !idle; ++i) {
+      idle = observer.status_json().find("\"perft_running\":0") != std::string::npos;
+      if (!idle) std::this_thread::sleep_for(10ms);
+    }
+    EXPECT_TRUE(idle) << observer.status_json();
+    // And the pool is free again: a quick perft answers at once.
+    EXPECT_EQ(observer.checkers_perft(checkers::Board::start(), 6, rule, Device::kCpu),
+              checkers::perft(checkers::Board::start(), 6, rule));
+  }
 }
 
 TEST(WorkerServer, LegalMovesBatchMatchesCore) {
