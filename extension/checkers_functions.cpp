@@ -12,6 +12,7 @@
 #include "checkers/perft.h"
 #include "checkers/render.h"
 #include "checkers_datum.h"
+#include "worker_link.h"
 
 using namespace pgmate;
 using pgmate::pg::pg_call;
@@ -266,11 +267,21 @@ PGMATE_FUNCTION(checkers_is_legal) {
 
 // perft(checkers_board, depth, rule): polls for query cancel and statement_timeout
 // between subtrees of at most checkers::kPollDepth plies.
+// device: 'cpu' counts in this backend, 'gpu' or 'worker' on pgmate-worker (its CUDA
+// kernel, or its CPU threads).
 PGMATE_FUNCTION(checkers_perft) {
   const checkers::Board b = pg::checkers_board_arg(fcinfo, 0);
   const int depth = depth_arg(fcinfo, 1);
   const checkers::CaptureRule rule = pg::capture_rule_arg(fcinfo, 2);
-  return Int64GetDatum(int64(checkers::perft_polling(b, depth, rule, pg::check_for_interrupts)));
+  const std::string device = pg::text_arg(fcinfo, 3);
+  if (device == "cpu") return Int64GetDatum(int64(checkers::perft_polling(b, depth, rule, pg::check_for_interrupts)));
+  if (device != "gpu" && device != "worker")
+    throw pg::SqlError(ERRCODE_INVALID_PARAMETER_VALUE,
+                       "device must be 'cpu' (this backend), 'gpu' or 'worker' (pgmate-worker), not \"" +
+                           device.substr(0, 40) + "\"");
+  const worker::Device where = device == "gpu" ? worker::Device::kGpu : worker::Device::kAuto;
+  return Int64GetDatum(int64(
+      pg::with_worker([&](worker::WorkerClient& c) { return c.checkers_perft(b, depth, rule, where); })));
 }
 
 // perft_divide(checkers_board, depth, rule) -> SETOF (move, nodes), in notation order.

@@ -239,3 +239,13 @@ SET statement_timeout = '200ms';
 SELECT perft('startpos'::checkers_board, 15);
 RESET statement_timeout;
 \set VERBOSITY default
+
+-- perft on pgmate-worker: the same counts ('gpu' needs a GPU in the worker)
+SELECT pgmate.wait_for_worker();
+SELECT depth, perft('startpos'::checkers_board, depth, device => 'worker') AS worker,
+       perft('B:W10,18,19,27:B6,14'::checkers_board, depth, 'longest', 'worker') AS worker_longest
+  FROM generate_series(1, 6) AS depth;
+SELECT perft('startpos'::checkers_board, 9, device => 'worker') = perft('startpos'::checkers_board, 9) AS same_as_backend;
+\set VERBOSITY sqlstate
+SELECT perft('startpos'::checkers_board, 3, device => 'tpu');
+\set VERBOSITY default

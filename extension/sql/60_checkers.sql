@@ -142,8 +142,9 @@ CREATE FUNCTION legal_move_count(checkers_board, rule text DEFAULT 'any') RETURN
   AS 'MODULE_PATHNAME', 'checkers_legal_move_count' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 CREATE FUNCTION is_legal(checkers_board, checkers_move, rule text DEFAULT 'any') RETURNS bool
   AS 'MODULE_PATHNAME', 'checkers_is_legal' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
-CREATE FUNCTION perft(checkers_board, depth int, rule text DEFAULT 'any') RETURNS bigint
-  AS 'MODULE_PATHNAME', 'checkers_perft' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+-- device: 'cpu' (this backend), 'gpu' or 'worker' (pgmate-worker); hence not IMMUTABLE.
+CREATE FUNCTION perft(checkers_board, depth int, rule text DEFAULT 'any', device text DEFAULT 'cpu') RETURNS bigint
+  AS 'MODULE_PATHNAME', 'checkers_perft' LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED;
 CREATE FUNCTION perft_divide(checkers_board, depth int, rule text DEFAULT 'any',
     OUT move checkers_move, OUT nodes bigint) RETURNS SETOF record
   AS 'MODULE_PATHNAME', 'checkers_perft_divide' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE ROWS 10;
