@@ -59,6 +59,14 @@ sql "SELECT id, white, black FROM pgmate.games WHERE game_keys(start, moves) @> 
 sql "SELECT status(b), in_check(b), b FROM (SELECT play('startpos', '{f2f3,e7e5,g2g4,d8h4}'::move[]) AS b) s;"
 
 echo
+echo "== American checkers =="
+say "pgmate perft --game checkers --stats startpos 10"
+"$pgmate" perft --game checkers --stats startpos 10
+sql "SELECT board_diagram(play('startpos'::checkers_board, '{11-15,23-19,8-11,22-17}'::checkers_move[]));"
+sql "SELECT move, notation, captures, crowns FROM legal_moves('W:W18,K27:B14,15,23'::checkers_board);"
+sql "SELECT depth, perft('startpos'::checkers_board, depth) AS nodes FROM generate_series(1, 9) depth;"
+
+echo
 echo "== self-play =="
 say "pgmate selfplay --games 4 --parallel 4 --simulations 48 --max-plies 120 --seed 1 --run demo   # pure MCTS"
 "$pgmate" selfplay --db "dbname=pgmate" --games 4 --parallel 4 --simulations 48 --max-plies 120 --seed 1 --run demo
