@@ -1,5 +1,5 @@
 // American checkers in SQL: conversions between the `checkers_board` / `checkers_move`
-// values and core/checkers, and the move syntax shared by the type and the functions.
+// values and core/checkers.
 //
 // checkers_board: 16 bytes, passed by reference: White's, Black's and the kings' masks
 // (uint32 each, internal square indexing of core/checkers/types.h, host byte order), the
@@ -43,20 +43,6 @@ Datum checkers_move_to_datum(const checkers::Move& m);  // stores the canonical 
 inline checkers::Move checkers_move_arg(FunctionCallInfo fcinfo, int n) {
   return checkers_move_from_datum(PG_GETARG_DATUM(n));
 }
-
-// Move text split into PDN square numbers and the separator ('-' or 'x'), read the way
-// checkers::parse_move reads it (surrounding spaces ignored, 'X' read as 'x'). Throws
-// checkers::ParseError naming the text when it is not well-formed notation.
-struct CheckersMoveText {
-  std::vector<int> squares;  // PDN numbers, 2 to kMaxCaptures + 1 of them
-  char separator = '-';
-};
-CheckersMoveText lex_checkers_move(std::string_view text);
-
-// A board-free move from its squares: a simple move joins diagonal neighbours, each jump
-// lands two diagonal squares away and no square is jumped twice. Throws
-// checkers::ParseError "invalid <what>: <why>" otherwise (what: `checkers move "11-17"`).
-checkers::Move checkers_move_from_squares(const CheckersMoveText& t, std::string_view what);
 
 // rule argument: 'any' or 'longest' (22023 otherwise).
 checkers::CaptureRule capture_rule_arg(FunctionCallInfo fcinfo, int n);

@@ -52,7 +52,7 @@ checkers::Move resolve(const checkers::Board& b, const checkers::Move& wanted, c
 
 // Move text against a board: malformed text is 22P02, a move not legal here 22023.
 checkers::Move parse_on_board(const checkers::Board& b, const std::string& text, checkers::CaptureRule rule) {
-  pg::lex_checkers_move(text);  // throws ParseError (22P02) for text that is not a move
+  checkers::lex_move(text);  // throws ParseError (22P02) for text that is not a move
   try {
     return checkers::parse_move(b, text, rule);
   } catch (const checkers::ParseError& e) {

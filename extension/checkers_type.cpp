@@ -83,101 +83,6 @@ Datum checkers_move_to_datum(const checkers::Move& m) {
   return PointerGetDatum(out);
 }
 
-CheckersMoveText lex_checkers_move(std::string_view original) {
-  auto invalid = [&](const std::string& why) {
-    return checkers::ParseError("invalid checkers move " + quoted(original) + ": " + why);
-  };
-  std::string_view text = original;
-  while (!text.empty() && text.front() == ' ') text.remove_prefix(1);
-  while (!text.empty() && text.back() == ' ') text.remove_suffix(1);
-  if (text.empty()) throw invalid("empty; expected a move like 11-15 or 15x24");
-  const size_t lead = size_t(text.data() - original.data());
-  CheckersMoveText t;
-  char separator = 0;
-  for (size_t i = 0;;) {
-    const size_t start = i;
-    int value = 0;
-    while (i < text.size() && text[i] >= '0' && text[i] <= '9') {
-      if (value < 1000) value = value * 10 + (text[i] - '0');
-      ++i;
-    }
-    const std::string at = " at offset " + std::to_string(lead + start);
-    if (i == start) {
-      if (i == text.size()) throw invalid("a square number is missing at the end");
-      const unsigned char c = static_cast<unsigned char>(text[i]);
-      char shown[16];
-      if (c >= 33 && c < 127)
-        snprintf(shown, sizeof shown, "'%c'", c);
-      else
-        snprintf(shown, sizeof shown, "byte 0x%02x", c);
-      throw invalid(std::string("character ") + shown + at + ": expected a square number 1-32");
-    }
-    if (value < 1 || value > 32 || text[start] == '0')
-      throw invalid("square " + quoted(text.substr(start, i - start)) + at + " is out of range 1-32");
-    t.squares.push_back(value);
-    if (i == text.size()) break;
-    char c = text[i];
-    if (c == 'X') c = 'x';
-    if (c != '-' && c != 'x') {
-      const unsigned char u = static_cast<unsigned char>(text[i]);
-      char shown[16];
-      if (u >= 33 && u < 127)
-        snprintf(shown, sizeof shown, "'%c'", u);
-      else
-        snprintf(shown, sizeof shown, "byte 0x%02x", u);
-      throw invalid(std::string("character ") + shown + " at offset " + std::to_string(lead + i) +
-                    ": expected '-' (a move) or 'x' (a jump)");
-    }
-    if (separator && c != separator) throw invalid("mixes '-' and 'x'");
-    separator = c;
-    ++i;
-  }
-  if (t.squares.size() < 2) throw invalid("expected at least two squares, like 11-15 or 15x24");
-  if (separator == '-' && t.squares.size() > 2)
-    throw invalid("a simple move joins two squares; write the landing squares of a jump with 'x' (15x24x31)");
-  if (t.squares.size() > size_t(checkers::kMaxCaptures) + 1)
-    throw invalid("a jump takes at most " + std::to_string(checkers::kMaxCaptures) + " pieces");
-  t.separator = separator;
-  return t;
-}
-
-checkers::Move checkers_move_from_squares(const CheckersMoveText& t, std::string_view what) {
-  using namespace checkers;
-  auto invalid = [&](const std::string& why) { return ParseError("invalid " + std::string(what) + ": " + why); };
-  const int n = int(t.squares.size());
-  if (n < 2 || n > kMaxCaptures + 1 || (t.separator == '-' && n != 2) || (t.separator != '-' && t.separator != 'x'))
-    throw invalid("expected a move like 11-15 or 15x24");
-  for (int pdn : t.squares)
-    if (pdn < 1 || pdn > 32) throw invalid("square " + std::to_string(pdn) + " is out of range 1-32");
-  Move m{};
-  m.from = kPdnToSquare[t.squares[0]];
-  if (t.separator == '-') {
-    m.to = kPdnToSquare[t.squares[1]];
-    for (int d = 0; d < 4; ++d)
-      if ((can_step(d) & bit(m.from)) && neighbour(m.from, d) == m.to) return m;
-    throw invalid(std::to_string(t.squares[1]) + " is not a diagonal neighbour of " + std::to_string(t.squares[0]));
-  }
-  Square at = m.from;
-  for (int i = 1; i < n; ++i) {
-    const Square target = kPdnToSquare[t.squares[i]];
-    int dir = -1;
-    for (int d = 0; d < 4 && dir < 0; ++d)
-      if ((can_jump(d) & bit(at)) && neighbour(neighbour(at, d), d) == target) dir = d;
-    if (dir < 0)
-      throw invalid("no jump leads from " + std::to_string(t.squares[i - 1]) + " to " + std::to_string(t.squares[i]) +
-                    " (a jump lands two diagonal squares away)");
-    const Square over = neighbour(at, dir);
-    if (m.captured & bit(over))
-      throw invalid("square " + square_name(over) + " is jumped twice");
-    m.captured |= bit(over);
-    if (i < n - 1) m.path[i - 1] = std::uint8_t(target);
-    at = target;
-  }
-  m.to = std::uint8_t(at);
-  m.captures = std::uint8_t(n - 1);
-  return m;
-}
-
 checkers::CaptureRule capture_rule_arg(FunctionCallInfo fcinfo, int n) {
   const std::string rule = text_arg(fcinfo, n);
   if (rule == "any") return checkers::CaptureRule::kAny;
@@ -319,7 +224,7 @@ PGMATE_FUNCTION(checkers_board_hash) {
 PGMATE_FUNCTION(checkers_move_in) {
   const char* text = PG_GETARG_CSTRING(0);
   return pg::checkers_move_to_datum(
-      pg::checkers_move_from_squares(pg::lex_checkers_move(text), "checkers move " + pg::quoted(text)));
+      checkers::move_from_squares(checkers::lex_move(text), "checkers move " + pg::quoted(text)));
 }
 
 PGMATE_FUNCTION(checkers_move_out) {
@@ -344,7 +249,7 @@ PGMATE_FUNCTION(checkers_move_recv) {
                (jumps == 0 ? std::string("a simple move")
                            : std::to_string(jumps) + (jumps == 1 ? " jump" : " jumps")) +
                ", got " + std::to_string(length));
-  pg::CheckersMoveText t;
+  checkers::MoveText t;
   t.separator = jumps == 0 ? '-' : 'x';
   std::string text;
   for (int i = 1; i < expected; ++i) {
@@ -355,7 +260,7 @@ PGMATE_FUNCTION(checkers_move_recv) {
   buf->cursor += expected;
   checkers::Move m;
   try {
-    m = pg::checkers_move_from_squares(t, "binary checkers move (" + text + ")");
+    m = checkers::move_from_squares(t, "binary checkers move (" + text + ")");
   } catch (const checkers::ParseError& e) {
     bad_binary(e.what());
   }
