@@ -126,16 +126,6 @@ std::string clean_text(std::string_view s) {
   return out;
 }
 
-// '{e2e4,e7e5,...}': a move[] literal (UCI needs no quoting inside an array).
-std::string uci_array(const std::vector<chess::Move>& moves) {
-  std::string s = "{";
-  for (size_t i = 0; i < moves.size(); ++i) {
-    if (i) s += ',';
-    s += chess::to_uci(moves[i]);
-  }
-  return s + "}";
-}
-
 CopyField text_field(const std::string* s) { return s ? CopyField{clean_text(*s)} : CopyField{{}, true}; }
 
 // ------------------------------------------------------------------------- input

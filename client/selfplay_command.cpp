@@ -54,40 +54,6 @@ void stop_if_interrupted() {
   if (g_interrupted) throw Interrupted{};
 }
 
-std::string uci_array(const std::vector<chess::Move>& moves) {
-  std::string s = "{";
-  for (size_t i = 0; i < moves.size(); ++i) {
-    if (i) s += ',';
-    s += chess::to_uci(moves[i]);
-  }
-  return s + "}";
-}
-
-std::string int_array(const std::vector<std::uint32_t>& values) {
-  std::string s = "{";
-  for (size_t i = 0; i < values.size(); ++i) {
-    if (i) s += ',';
-    s += std::to_string(values[i]);
-  }
-  return s + "}";
-}
-
-// Shortest text that reads back as the same float.
-std::string float_text(float v) {
-  char buf[32];
-  const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
-  return ec == std::errc() ? std::string(buf, end) : "0";
-}
-
-std::string real_array(const std::vector<float>& values) {
-  std::string s = "{";
-  for (size_t i = 0; i < values.size(); ++i) {
-    if (i) s += ',';
-    s += float_text(values[i]);
-  }
-  return s + "}";
-}
-
 std::string today_pgn_date() {
   const std::time_t now = std::time(nullptr);
   std::tm tm{};
