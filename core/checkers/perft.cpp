@@ -2,7 +2,8 @@
 
 #include <algorithm>
 #include <atomic>
-#include <thread>
+
+#include "common/parallel.h"
 
 namespace pgmate::checkers {
 
@@ -44,14 +45,7 @@ std::vector<std::pair<Move, std::uint64_t>> perft_divide(const Board& b, int dep
       result[i].second = perft(child, depth - 1, rule);
     }
   };
-  threads = std::max(1, std::min(threads, int(moves.size())));
-  if (threads == 1) {
-    work();
-  } else {
-    std::vector<std::thread> pool;
-    for (int t = 0; t < threads; ++t) pool.emplace_back(work);
-    for (auto& t : pool) t.join();
-  }
+  run_on_threads(std::max(1, std::min(threads, int(moves.size()))), work);
   return result;
 }
 

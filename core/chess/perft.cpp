@@ -2,7 +2,8 @@
 
 #include <algorithm>
 #include <atomic>
-#include <thread>
+
+#include "common/parallel.h"
 
 namespace pgmate::chess {
 
@@ -22,14 +23,7 @@ std::vector<std::pair<Move, std::uint64_t>> perft_divide(const Board& b, int dep
       result[i].second = perft(child, depth - 1);
     }
   };
-  threads = std::max(1, std::min(threads, list.size));
-  if (threads == 1) {
-    work();
-  } else {
-    std::vector<std::thread> pool;
-    for (int t = 0; t < threads; ++t) pool.emplace_back(work);
-    for (auto& t : pool) t.join();
-  }
+  run_on_threads(std::max(1, std::min(threads, list.size)), work);
   return result;
 }
 
