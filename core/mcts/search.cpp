@@ -221,7 +221,9 @@ struct Search::Impl {
   Descent descend(std::vector<EvalRequest>& out) {
     path.clear();
     line.clear();
-    keys.assign(game_keys.begin(), game_keys.end());
+    // Repetitions reach back at most 100 plies (a node at the fifty-move limit is a draw,
+    // never searched below), so only the game's last 100 keys matter.
+    keys.assign(game_keys.end() - std::ptrdiff_t(std::min<size_t>(game_keys.size(), 100)), game_keys.end());
     Node* node = &root;
     chess::Board b = game_boards.back();
     path.push_back(node);
