@@ -25,7 +25,9 @@ int main(int argc, char** argv) {
   options.request_timeout = std::chrono::minutes(10);
   worker::WorkerClient client(options);
   const std::string config = argv[2];
-  client.load_network(1, config, client.init_network_weights(config, 1));
+  worker::NetworkKey network;
+  network.id = 1;
+  client.load_network(network, config, client.init_network_weights(config, 1));
 
   // Positions from random games, so batches hold varied boards.
   std::mt19937 rng(1);
@@ -45,10 +47,10 @@ int main(int argc, char** argv) {
     const int batch = std::atoi(argv[i]);
     std::vector<worker::EvalInput> inputs(batch);
     for (int k = 0; k < batch; ++k) inputs[k].history = {positions[k % positions.size()]};
-    client.evaluate(inputs, 1);  // warm-up
+    client.evaluate(inputs, network);  // warm-up
     const int calls = std::max(2, 256 / batch);
     const auto t0 = std::chrono::steady_clock::now();
-    for (int c = 0; c < calls; ++c) client.evaluate(inputs, 1);
+    for (int c = 0; c < calls; ++c) client.evaluate(inputs, network);
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     std::printf("batch %d: %.1f positions/s (%.2f ms per call)\n", batch, batch * calls / secs, 1000 * secs / calls);
     std::fflush(stdout);

@@ -118,22 +118,37 @@ class SelfPlayProgress {
   Clock::time_point last_draw_;
 };
 
-// The network's row: checked at start, its weights (tens of MB) read only when the worker
-// does not serve the network yet.
-void require_network(pqxx::connection& conn, std::int64_t id) {
+// The network's key (database, id, SHA-256 of the weights): read at start, and the run
+// uses that version throughout. Its weights (tens of MB) are read only when the worker
+// does not hold the network.
+worker::NetworkKey network_key(pqxx::connection& conn, std::int64_t id) {
   require_table(conn, "pgmate.networks");
   pqxx::nontransaction tx(conn);
-  if (tx.exec_params("SELECT 1 FROM pgmate.networks WHERE id = $1", id).empty())
+  const pqxx::result r = tx.exec_params(
+      "SELECT (SELECT oid FROM pg_database WHERE datname = current_database())::bigint, weights_sha256 "
+      "FROM pgmate.networks WHERE id = $1",
+      id);
+  if (r.empty())
     throw UsageError("no network with id " + std::to_string(id) +
                      " in pgmate.networks (SELECT id, name FROM pgmate.networks lists them)");
+  worker::NetworkKey key;
+  key.database = static_cast<std::uint32_t>(r[0][0].as<std::int64_t>());
+  key.id = id;
+  const pqxx::binarystring sha256(r[0][1]);
+  if (sha256.size() != key.sha256.size()) throw std::runtime_error("network " + std::to_string(id) + " has no weights_sha256");
+  std::copy(sha256.begin(), sha256.end(), key.sha256.begin());
+  return key;
 }
 
-void load_network(pqxx::connection& conn, worker::WorkerClient& client, std::int64_t id) {
+void load_network(pqxx::connection& conn, worker::WorkerClient& client, const worker::NetworkKey& key) {
   pqxx::nontransaction tx(conn);
-  const pqxx::result r = tx.exec_params("SELECT config::text, weights FROM pgmate.networks WHERE id = $1", id);
-  if (r.empty()) throw std::runtime_error("network " + std::to_string(id) + " was deleted from pgmate.networks");
-  const pqxx::binarystring weights(r[0][1]);
-  client.load_network(id, r[0][0].as<std::string>(), weights.str());
+  const pqxx::result r =
+      tx.exec_params("SELECT config::text, weights, weights_sha256 FROM pgmate.networks WHERE id = $1", key.id);
+  if (r.empty()) throw std::runtime_error("network " + std::to_string(key.id) + " was deleted from pgmate.networks");
+  const pqxx::binarystring weights(r[0][1]), sha256(r[0][2]);
+  if (sha256.str() != std::string(key.sha256.begin(), key.sha256.end()))
+    throw std::runtime_error("network " + std::to_string(key.id) + " changed while in use (its weights were updated)");
+  client.load_network(key, r[0][0].as<std::string>(), weights.str());
 }
 
 constexpr const char* kWorkerHint =
@@ -289,7 +304,8 @@ int run_selfplay(Options o) {
   auto conn = connect_db(o.conninfo);
   require_table(*conn, "pgmate.games");
   require_table(*conn, "pgmate.selfplay_positions");
-  if (o.network_id) require_network(*conn, o.network_id);
+  worker::NetworkKey network;  // checked before anything is played
+  if (o.network_id) network = network_key(*conn, o.network_id);
 
   lock_run(*conn, o.run);
   const RunState state = run_state(*conn, o.run);
@@ -318,7 +334,7 @@ int run_selfplay(Options o) {
     worker::WorkerClient& c = *client;
     pqxx::connection& db = *conn;
     evaluator = std::make_unique<worker::WorkerEvaluator>(
-        c, o.network_id, [&c, &db](std::int64_t id) { load_network(db, c, id); });
+        c, network, [&c, &db](const worker::NetworkKey& key) { load_network(db, c, key); });
   } else {
     // Seeded from the run's seed and first game, so a continued run does new playouts.
     evaluator = std::make_unique<mcts::RolloutEvaluator>(

@@ -179,6 +179,7 @@ PGMATE_FUNCTION(checkers_perft) {
     throw pg::SqlError(ERRCODE_INVALID_PARAMETER_VALUE,
                        "device must be 'cpu' (this backend), 'gpu' or 'worker' (pgmate-worker), not \"" +
                            device.substr(0, 40) + "\"");
+  pg::check_worker_perft_depth(depth, true);
   const worker::Device where = device == "gpu" ? worker::Device::kGpu : worker::Device::kAuto;
   return Int64GetDatum(int64(
       pg::with_worker([&](worker::WorkerClient& c) { return c.checkers_perft(b, depth, rule, where); })));

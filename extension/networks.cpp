@@ -1,58 +1,107 @@
 #include "networks.h"
 
+#include <cstring>
 #include <string>
-#include <utility>
 
 #include "guard.h"
 
 extern "C" {
 #include "executor/spi.h"
+#include "miscadmin.h"
 }
 
 namespace pgmate::pg {
 
-bool network_exists(std::int64_t id) {
-  return pg_call([&] {
-    SPI_connect();
-    Oid types[1] = {INT8OID};
-    Datum values[1] = {Int64GetDatum(id)};
-    SPI_execute_with_args("SELECT 1 FROM pgmate.networks WHERE id = $1", 1, types, values, nullptr, true, 1);
-    const bool found = SPI_processed == 1;
-    SPI_finish();
-    return found;
-  });
+namespace {
+
+void check_id(std::int64_t id) {
+  if (id <= 0) throw SqlError(ERRCODE_INVALID_PARAMETER_VALUE, "network id " + std::to_string(id) + " is not positive");
 }
 
-std::pair<std::string, std::string> read_network(std::int64_t id) {
-  std::pair<std::string, std::string> row;
+[[noreturn]] void not_found(std::int64_t id) {
+  throw SqlError(ERRCODE_INVALID_PARAMETER_VALUE, "network " + std::to_string(id) + " not found in pgmate.networks");
+}
+
+std::string bytes_of(Datum d) {
+  bytea* b = DatumGetByteaPP(d);
+  return std::string(VARDATA_ANY(b), VARSIZE_ANY_EXHDR(b));
+}
+
+// Runs `query` with $1 = id; `read` sees the one row (with SPI connected), or is not
+// called when there is none. The query runs as the calling role: its privileges apply.
+template <class Read>
+bool select_network(const char* query, std::int64_t id, Read read) {
   bool found = false;
   pg_call([&] {
     SPI_connect();
     Oid types[1] = {INT8OID};
     Datum values[1] = {Int64GetDatum(id)};
-    SPI_execute_with_args("SELECT config::text, weights FROM pgmate.networks WHERE id = $1", 1, types, values,
-                          nullptr, true, 1);
+    SPI_execute_with_args(query, 1, types, values, nullptr, true, 1);
     if (SPI_processed == 1) {
-      bool null_config = false, null_weights = false;
-      Datum config = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &null_config);
-      Datum weights = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &null_weights);
-      if (!null_config && !null_weights) {
-        text* c = DatumGetTextPP(config);
-        bytea* w = DatumGetByteaPP(weights);
-        row.first.assign(VARDATA_ANY(c), VARSIZE_ANY_EXHDR(c));
-        row.second.assign(VARDATA_ANY(w), VARSIZE_ANY_EXHDR(w));
-        found = true;
-      }
+      found = true;
+      read(SPI_tuptable->vals[0], SPI_tuptable->tupdesc);
     }
     SPI_finish();
   });
-  if (!found) throw SqlError(ERRCODE_INVALID_PARAMETER_VALUE, "network " + std::to_string(id) + " not found in pgmate.networks");
-  return row;
+  return found;
 }
 
-void load_network_into(worker::WorkerClient& client, std::int64_t id) {
-  const auto [config, weights] = read_network(id);
-  client.load_network(id, config, weights);
+worker::NetworkKey key_of(std::int64_t id, const std::string& sha256) {
+  worker::NetworkKey key;
+  key.database = MyDatabaseId;
+  key.id = id;
+  if (sha256.size() != key.sha256.size())
+    throw SqlError(ERRCODE_DATA_CORRUPTED, "network " + std::to_string(id) + " has no valid weights_sha256");
+  std::memcpy(key.sha256.data(), sha256.data(), key.sha256.size());
+  return key;
+}
+
+}  // namespace
+
+worker::NetworkKey network_key(std::int64_t id) {
+  check_id(id);
+  std::string sha256;
+  const bool found = select_network("SELECT weights_sha256 FROM pgmate.networks WHERE id = $1", id,
+                                    [&](HeapTuple row, TupleDesc desc) {
+                                      bool null = false;
+                                      Datum d = SPI_getbinval(row, desc, 1, &null);
+                                      if (!null) sha256 = bytes_of(d);
+                                    });
+  if (!found) not_found(id);
+  return key_of(id, sha256);
+}
+
+NetworkRow read_network(std::int64_t id) {
+  check_id(id);
+  NetworkRow out;
+  std::string sha256;
+  const bool found = select_network(
+      "SELECT config::text, weights, weights_sha256 FROM pgmate.networks WHERE id = $1", id,
+      [&](HeapTuple row, TupleDesc desc) {
+        bool null[3] = {false, false, false};
+        Datum config = SPI_getbinval(row, desc, 1, &null[0]);
+        Datum weights = SPI_getbinval(row, desc, 2, &null[1]);
+        Datum hash = SPI_getbinval(row, desc, 3, &null[2]);
+        if (!null[0]) {
+          text* c = DatumGetTextPP(config);
+          out.config.assign(VARDATA_ANY(c), VARSIZE_ANY_EXHDR(c));
+        }
+        if (!null[1]) out.weights = bytes_of(weights);
+        if (!null[2]) sha256 = bytes_of(hash);
+      });
+  if (!found) not_found(id);
+  out.key = key_of(id, sha256);
+  return out;
+}
+
+worker::NetworkKey load_network_into(worker::WorkerClient& client, const worker::NetworkKey& key,
+                                     bool fail_if_changed) {
+  const NetworkRow row = read_network(key.id);
+  if (fail_if_changed && !(row.key == key))
+    throw SqlError(ERRCODE_INVALID_PARAMETER_VALUE,
+                   "network " + std::to_string(key.id) + " changed while in use (its weights were updated)");
+  client.load_network(row.key, row.config, row.weights);
+  return row.key;
 }
 
 }  // namespace pgmate::pg

@@ -43,12 +43,6 @@ int int_arg(FunctionCallInfo fcinfo, int n, const char* name) {
   return PG_GETARG_INT32(n);
 }
 
-void require_at_least(int value, int minimum, const char* name) {
-  if (value < minimum)
-    throw pg::SqlError(ERRCODE_INVALID_PARAMETER_VALUE,
-                       std::string(name) + " must be at least " + std::to_string(minimum) + ", not " + std::to_string(value));
-}
-
 // The pairs of the options object, values as text (objects and arrays as JSON text).
 std::vector<Option> read_options(Datum options) {
   const char* type = pg::pg_call([&] {
@@ -234,9 +228,6 @@ PGMATE_FUNCTION(selfplay_procedure) {
   const std::optional<std::int64_t> network =
       PG_ARGISNULL(2) ? std::nullopt : std::optional<std::int64_t>(PG_GETARG_INT64(2));
   const int parallel = int_arg(fcinfo, 3, "parallel");
-  require_at_least(games, 0, "games");
-  require_at_least(simulations, 1, "simulations");
-  require_at_least(parallel, 1, "parallel");
 
   // CALL outside a transaction block: each game commits on its own. Inside one (or a
   // subtransaction, such as a PL/pgSQL block with an exception handler) the caller's
@@ -247,9 +238,16 @@ PGMATE_FUNCTION(selfplay_procedure) {
   const bool commit_each_game = nonatomic && !IsSubTransaction();
 
   mcts::SelfPlayConfig config;
-  config.games = games;
-  config.parallel = parallel;
-  config.search.simulations = simulations;
+  // The arguments take the options' bounds (set_option is their one parser).
+  for (const auto& [name, value] : {std::pair{"games", games}, {"simulations", simulations}, {"parallel", parallel}}) {
+    try {
+      mcts::set_option(config, name, std::to_string(value));
+    } catch (const std::invalid_argument& e) {
+      std::string message = e.what();  // "option games: ..." -> "argument games: ..."
+      if (message.rfind("option ", 0) == 0) message.replace(0, 6, "argument");
+      throw pg::SqlError(ERRCODE_INVALID_PARAMETER_VALUE, message);
+    }
+  }
   std::string run = "sql";
   bool seeded = false;
   if (!PG_ARGISNULL(4)) {
@@ -272,12 +270,21 @@ PGMATE_FUNCTION(selfplay_procedure) {
     }
   }
   if (!seeded) config.seed = fresh_seed();
+  // The trees live in this backend: refuse what would not fit before building anything.
+  const std::size_t budget = std::size_t(pg::selfplay_tree_memory_mb) << 20;
+  if (const std::size_t need = mcts::estimated_memory_bytes(config); need > budget)
+    throw pg::SqlError(ERRCODE_PROGRAM_LIMIT_EXCEEDED,
+                       "self-play with " + std::to_string(std::min(config.parallel, config.games)) + " games at once, " +
+                           std::to_string(config.search.simulations) + " simulations and a cache of " +
+                           std::to_string(config.cache_entries) + " entries needs about " +
+                           std::to_string(need >> 20) + " MB, more than pgmate.selfplay_tree_memory (" +
+                           std::to_string(pg::selfplay_tree_memory_mb) + " MB): lower parallel, simulations or " +
+                           "cache_entries, or raise the setting");
 
   std::unique_ptr<mcts::Evaluator> evaluator;
   if (network) {
-    if (!pg::network_exists(*network))
-      throw pg::SqlError(ERRCODE_INVALID_PARAMETER_VALUE,
-                         "network " + std::to_string(*network) + " not found in pgmate.networks");
+    // Reading the row checks the caller's privileges; the run uses this version throughout.
+    const worker::NetworkKey key = pg::network_key(*network);
     worker::WorkerClient* client = nullptr;
     try {
       client = &pg::worker_client();  // connects now: a worker that is down fails the call before any game
@@ -285,7 +292,7 @@ PGMATE_FUNCTION(selfplay_procedure) {
       pg::rethrow_worker_failure();
     }
     evaluator = std::make_unique<worker::WorkerEvaluator>(
-        *client, *network, [client](std::int64_t id) { pg::load_network_into(*client, id); });
+        *client, key, [client](const worker::NetworkKey& k) { pg::load_network_into(*client, k, true); });
   } else {
     // Its own stream: Rng(seed) would overlap the games' streams mix64(seed + i).
     evaluator = std::make_unique<mcts::RolloutEvaluator>(mcts::mix64(config.seed ^ 0x726f6c6c6f757473ULL));

@@ -91,7 +91,9 @@ pid_t start_worker() {
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, nullptr);
     for (int fd = 3; fd < 1024; ++fd) close(fd);
-    execl(command.c_str(), command.c_str(), "--socket", socket.c_str(), "--device", device, (char*)nullptr);
+    const std::string memory = std::to_string(pgmate::pg::worker_network_memory_mb);
+    execl(command.c_str(), command.c_str(), "--socket", socket.c_str(), "--device", device, "--network-memory-mb",
+          memory.c_str(), (char*)nullptr);
     _exit(127);
   }
   ereport(LOG, (errmsg("pgmate: started worker %s (pid %d) on %s", command.c_str(), int(pid), socket.c_str())));
@@ -166,6 +168,21 @@ void _PG_init(void) {
                              &pgmate::pg::worker_device_setting, "auto", PGC_SIGHUP, 0, nullptr, nullptr, nullptr);
   DefineCustomIntVariable("pgmate.worker_timeout", "How long a call waits for the worker.", nullptr,
                           &pgmate::pg::worker_timeout_ms, 60000, 100, 3600 * 1000, PGC_USERSET, GUC_UNIT_MS, nullptr,
+                          nullptr, nullptr);
+  DefineCustomIntVariable("pgmate.worker_network_memory",
+                          "Memory the networks the supervised worker holds at once may take (least recently used out first).",
+                          "Takes effect when the supervisor next starts the worker.", &pgmate::pg::worker_network_memory_mb,
+                          2048, 16, 1 << 20, PGC_SIGHUP, GUC_UNIT_MB, nullptr, nullptr, nullptr);
+  DefineCustomIntVariable("pgmate.worker_perft_max_depth",
+                          "Deepest perft a session may run on pgmate-worker (shared by every session).", nullptr,
+                          &pgmate::pg::worker_perft_max_depth, 10, 0, 20, PGC_SUSET, 0, nullptr, nullptr, nullptr);
+  DefineCustomIntVariable("pgmate.worker_checkers_perft_max_depth",
+                          "Deepest checkers perft a session may run on pgmate-worker (shared by every session).", nullptr,
+                          &pgmate::pg::worker_checkers_perft_max_depth, 16, 0, 20, PGC_SUSET, 0, nullptr, nullptr,
+                          nullptr);
+  DefineCustomIntVariable("pgmate.selfplay_tree_memory",
+                          "Memory the search trees of one CALL pgmate.selfplay may take.", nullptr,
+                          &pgmate::pg::selfplay_tree_memory_mb, 1024, 1, 1 << 20, PGC_SUSET, GUC_UNIT_MB, nullptr,
                           nullptr, nullptr);
   if (!process_shared_preload_libraries_in_progress) {
     MarkGUCPrefixReserved("pgmate");

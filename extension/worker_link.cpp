@@ -15,6 +15,10 @@ char* worker_socket_setting = nullptr;
 char* worker_command_setting = nullptr;
 char* worker_device_setting = nullptr;
 int worker_timeout_ms = 60000;
+int worker_network_memory_mb = 2048;
+int worker_perft_max_depth = 10;
+int worker_checkers_perft_max_depth = 16;
+int selfplay_tree_memory_mb = 1024;
 
 namespace {
 std::unique_ptr<worker::WorkerClient> g_client;
@@ -31,6 +35,16 @@ std::string worker_command_path() {
   // Beside the postgres binary (make install puts it there).
   std::string exec = my_exec_path;
   return exec.substr(0, exec.rfind('/') + 1) + "pgmate-worker";
+}
+
+void check_worker_perft_depth(int depth, bool checkers) {
+  const int limit = checkers ? worker_checkers_perft_max_depth : worker_perft_max_depth;
+  if (depth > limit)
+    throw SqlError(ERRCODE_PROGRAM_LIMIT_EXCEEDED,
+                   std::string(checkers ? "checkers " : "") + "perft depth " + std::to_string(depth) +
+                       " on pgmate-worker exceeds " +
+                       (checkers ? "pgmate.worker_checkers_perft_max_depth (" : "pgmate.worker_perft_max_depth (") +
+                       std::to_string(limit) + "); run it with device 'cpu' or ask a superuser to raise the setting");
 }
 
 worker::WorkerClient& worker_client() {

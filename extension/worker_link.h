@@ -12,8 +12,16 @@ extern char* worker_socket_setting;   // pgmate.worker_socket: '' = <data dir>/p
 extern char* worker_command_setting;  // pgmate.worker_command: '' = pgmate-worker beside postgres
 extern char* worker_device_setting;   // pgmate.worker_device: auto, cpu, cuda
 extern int worker_timeout_ms;         // pgmate.worker_timeout
+extern int worker_network_memory_mb;  // pgmate.worker_network_memory: the worker's --network-memory-mb
+extern int worker_perft_max_depth;    // pgmate.worker_perft_max_depth
+extern int worker_checkers_perft_max_depth;  // pgmate.worker_checkers_perft_max_depth
+extern int selfplay_tree_memory_mb;   // pgmate.selfplay_tree_memory
 
 std::string worker_socket_path();
+
+// The worker is shared by every session: how deep one session's perft may go there is the
+// superuser's call. 54000 (program_limit_exceeded) above the setting.
+void check_worker_perft_depth(int depth, bool checkers);
 std::string worker_command_path();
 
 // The worker client of this backend, connected on first use and after a failure. Worker

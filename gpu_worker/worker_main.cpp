@@ -3,6 +3,7 @@
 //
 //   pgmate-worker --socket PATH [--tcp HOST:PORT --token-file FILE] [--device auto|cpu|cuda]
 //                 [--max-batch N] [--deadline-us N] [--threads N] [--max-weights-mb N]
+//                 [--network-memory-mb N]
 //
 // Exit status: 0 after a clean stop (SIGTERM / SIGINT), 1 when it cannot start, 2 on a
 // usage error.
@@ -37,7 +38,7 @@ using namespace pgmate::worker;
 constexpr const char* kUsage =
     "usage: pgmate-worker --socket PATH [--tcp HOST:PORT --token-file FILE]\n"
     "                     [--device auto|cpu|cuda] [--max-batch N] [--deadline-us N] [--threads N]\n"
-    "                     [--max-weights-mb N]\n"
+    "                     [--max-weights-mb N] [--network-memory-mb N]\n"
     "\n"
     "  --socket PATH       Unix socket to serve (created with mode 0600)\n"
     "  --tcp HOST:PORT     also listen on TCP (PORT alone binds 127.0.0.1); needs --token-file\n"
@@ -46,7 +47,9 @@ constexpr const char* kUsage =
     "  --max-batch N       positions per evaluation batch (default 1024)\n"
     "  --deadline-us N     run a batch this long after its first request arrived (default 1000)\n"
     "  --threads N         perft threads (default: the number of CPUs)\n"
-    "  --max-weights-mb N  largest LOAD_NETWORK frame / initialised weights, in MiB (default 64)\n";
+    "  --max-weights-mb N  largest LOAD_NETWORK frame / initialised weights, in MiB (default 64)\n"
+    "  --network-memory-mb N  memory the networks held at once may take, in MiB (default 2048);\n"
+    "                      the least recently used network goes first\n";
 
 std::mutex log_mutex;
 
@@ -84,6 +87,7 @@ struct Options {
   long deadline_us = 1000;
   int threads = 0;
   long max_weights_mb = 64;
+  long network_memory_mb = 2048;
 };
 
 Options parse_args(int argc, char** argv) {
@@ -125,6 +129,8 @@ Options parse_args(int argc, char** argv) {
       o.deadline_us = parse_int(arg, next(), 0, 10'000'000);
     } else if (arg == "--max-weights-mb") {
       o.max_weights_mb = parse_int(arg, next(), 1, 4095);
+    } else if (arg == "--network-memory-mb") {
+      o.network_memory_mb = parse_int(arg, next(), 1, 1 << 20);
     } else if (arg == "--threads") {
       o.threads = int(parse_int(arg, next(), 1, 1024));
     } else {
@@ -210,6 +216,7 @@ int main(int argc, char** argv) {
   config.tcp = opt.tcp;
   config.batcher.max_batch = opt.max_batch;
   config.batcher.deadline = std::chrono::microseconds(opt.deadline_us);
+  config.batcher.network_memory = std::size_t(opt.network_memory_mb) << 20;
   config.threads = opt.threads;
   config.gpu_allowed = opt.device != "cpu";
   config.limits.max_large_payload = std::uint32_t(opt.max_weights_mb) << 20;

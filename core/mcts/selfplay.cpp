@@ -1,8 +1,10 @@
 #include "mcts/selfplay.h"
 
+#include <algorithm>
 #include <charconv>
 #include <chrono>
 #include <cstdio>
+#include <limits>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -97,6 +99,15 @@ std::string config_json(const SelfPlayConfig& c) {
          ", \"seed\": " + std::to_string(c.seed) + "}";
 }
 
+std::size_t estimated_memory_bytes(const SelfPlayConfig& c) {
+  constexpr double kTreeBytesPerSimulation = 2 * 40 * 64.0;  // reuse x children x node
+  constexpr double kCacheBytesPerEntry = 320.0;              // priors of ~35 moves, map and queue
+  const double in_progress = double(std::max<std::int64_t>(0, std::min<std::int64_t>(c.parallel, c.games)));
+  const double bytes = in_progress * double(std::max(c.search.simulations, 0)) * kTreeBytesPerSimulation +
+                       double(c.cache_entries) * kCacheBytesPerEntry;
+  return bytes >= 1.8e19 ? std::numeric_limits<std::size_t>::max() : std::size_t(bytes);
+}
+
 std::string game_parameters_json(const SelfPlayConfig& config, const FinishedGame& game, std::string_view evaluator,
                                  std::string_view run) {
   std::string json = config_json(config);
@@ -159,8 +170,12 @@ void SelfPlayRunner::run(const std::function<void(FinishedGame&)>& on_game,
     if (next >= config_.games) return nullptr;
     return std::make_unique<Slot>(config_, config_.first_game + next++, cache.get(), start);
   };
-  for (int i = 0; i < config_.parallel; ++i)
-    if (auto slot = start_game()) slots.push_back(std::move(slot));
+  for (int i = 0; i < config_.parallel; ++i) {
+    auto slot = start_game();
+    if (!slot) break;
+    slots.push_back(std::move(slot));
+    if (on_round && i % 64 == 63) on_round(stats_);  // many games take a while to set up: let the caller cancel
+  }
 
   std::vector<EvalRequest> requests;
   std::vector<EvalResult> results;

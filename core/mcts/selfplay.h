@@ -39,6 +39,13 @@ void set_option(SelfPlayConfig& config, std::string_view name, std::string_view 
 // The search parameters as a JSON object (stored with every game).
 std::string config_json(const SelfPlayConfig& config);
 
+// The most memory a run with this configuration takes, roughly: the search trees of the
+// games in progress (each simulation expands one node of about 40 children; the subtree
+// kept from the last move may double that) and a full evaluation cache. A process that
+// runs self-play beside other work (a PostgreSQL backend) refuses configurations above
+// its budget before anything is built.
+std::size_t estimated_memory_bytes(const SelfPlayConfig& config);
+
 // One position of a finished game: the training target.
 struct PlyRecord {
   chess::Board board;

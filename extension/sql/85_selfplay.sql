@@ -36,6 +36,7 @@ SELECT pg_catalog.pg_extension_config_dump('pgmate.selfplay_positions', '');
 CREATE PROCEDURE pgmate.selfplay(games int, simulations int, network bigint DEFAULT NULL,
                                  parallel int DEFAULT 8, options jsonb DEFAULT '{}')
   LANGUAGE C AS 'MODULE_PATHNAME', 'selfplay_procedure';
+REVOKE ALL ON PROCEDURE pgmate.selfplay(int, int, bigint, int, jsonb) FROM PUBLIC;
 COMMENT ON PROCEDURE pgmate.selfplay(int, int, bigint, int, jsonb) IS
   'plays games of MCTS self-play (network NULL: pure MCTS) into pgmate.games and pgmate.selfplay_positions; commits after each game unless called inside a transaction block';
 

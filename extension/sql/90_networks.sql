@@ -7,17 +7,22 @@ CREATE TABLE pgmate.networks (
   parent_id  bigint REFERENCES pgmate.networks (id),
   config     jsonb NOT NULL DEFAULT '{}',
   weights    bytea NOT NULL,
-  notes      text
+  notes      text,
+  -- The network's version: pgmate-worker knows a network by (database, id, this hash), so
+  -- an updated row is loaded anew and never confused with another database's.
+  weights_sha256 bytea GENERATED ALWAYS AS (sha256(weights)) STORED
 );
-COMMENT ON TABLE pgmate.networks IS 'policy + WDL networks; weights as written by pgmate-worker (LibTorch archive)';
+COMMENT ON TABLE pgmate.networks IS 'policy + WDL networks; weights in safetensors format (data only, never code) with pgmate''s configuration and checksum in its metadata';
 SELECT pg_catalog.pg_extension_config_dump('pgmate.networks', '');
 SELECT pg_catalog.pg_extension_config_dump('pgmate.networks_id_seq', '');
 
 CREATE FUNCTION pgmate.network_init_weights(config text, seed bigint) RETURNS bytea
   AS 'MODULE_PATHNAME', 'worker_init_weights' LANGUAGE C VOLATILE STRICT;
+REVOKE ALL ON FUNCTION pgmate.network_init_weights(text, bigint) FROM PUBLIC;
 CREATE FUNCTION pgmate.load_network(id bigint) RETURNS bool
   AS 'MODULE_PATHNAME', 'worker_load_network' LANGUAGE C VOLATILE STRICT;
-COMMENT ON FUNCTION pgmate.load_network(bigint) IS 'makes pgmate-worker serve this network';
+REVOKE ALL ON FUNCTION pgmate.load_network(bigint) FROM PUBLIC;
+COMMENT ON FUNCTION pgmate.load_network(bigint) IS 'hands pgmate-worker this network now (it holds several, least recently used out first)';
 CREATE FUNCTION pgmate.kill_worker() RETURNS bool
   AS 'MODULE_PATHNAME', 'supervisor_kill_worker' LANGUAGE C VOLATILE STRICT;
 REVOKE ALL ON FUNCTION pgmate.kill_worker() FROM PUBLIC;
@@ -32,6 +37,7 @@ CREATE FUNCTION pgmate.init_network(name text, config jsonb DEFAULT '{}', seed b
     VALUES (name, config, pgmate.network_init_weights(config::text, seed))
     RETURNING id
   $$;
+REVOKE ALL ON FUNCTION pgmate.init_network(text, jsonb, bigint) FROM PUBLIC;
 
 -- Waits until the worker answers (after a server start or a restart); false on timeout.
 CREATE FUNCTION pgmate.wait_for_worker(timeout interval DEFAULT '30 s') RETURNS bool

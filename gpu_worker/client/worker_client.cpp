@@ -289,6 +289,8 @@ struct WorkerClient::Impl {
       case ErrorCode::kUnauthorized:
         fd.reset();  // the worker closes these connections
         break;
+      case ErrorCode::kNotLoaded:
+        throw NetworkNotLoaded(e.message);
       default:
         break;
     }
@@ -391,25 +393,33 @@ std::vector<std::vector<chess::Move>> WorkerClient::legal_moves_batch(const std:
   return out;
 }
 
-std::vector<EvalOutput> WorkerClient::evaluate(const std::vector<EvalInput>& inputs, std::int64_t network_id) {
+EvalReply WorkerClient::evaluate(const std::vector<EvalInput>& inputs, const NetworkKey& network) {
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     const auto n = inputs[i].history.size();
     if (n < 1 || n > std::size_t(protocol::kMaxHistory))
       throw WorkerError("evaluate: input " + std::to_string(i) + " has " + std::to_string(n) +
                         " positions (1 to 4: the position, then up to 3 previous ones)");
   }
-  std::vector<EvalOutput> out;
+  EvalReply result;
+  result.network = network;
+  auto& out = result.outputs;
   out.reserve(inputs.size());
   for (std::size_t at = 0; at < inputs.size(); at += protocol::kMaxEvaluateInputs) {
     const std::size_t end = std::min(inputs.size(), at + protocol::kMaxEvaluateInputs);
     protocol::EvaluateRequest req;
-    req.network_id = network_id;
+    req.network = network;
     req.inputs.reserve(end - at);
-    for (std::size_t i = at; i < end; ++i) req.inputs.push_back(inputs[i].history);
+    req.repetitions.reserve(end - at);
+    for (std::size_t i = at; i < end; ++i) {
+      req.inputs.push_back(inputs[i].history);
+      req.repetitions.push_back(std::uint8_t(std::clamp(inputs[i].repetitions, 0, protocol::kMaxRepetitions)));
+    }
     auto reply = impl_->call<protocol::EvaluateReply>(req, "EVALUATE");
     if (reply.results.size() != end - at)
       impl_->unavailable("answered " + std::to_string(end - at) + " inputs with " +
                          std::to_string(reply.results.size()) + " results");
+    if (!(reply.network == network))
+      impl_->unavailable("answered with " + reply.network.describe() + " when asked for " + network.describe());
     for (auto& r : reply.results) {
       EvalOutput o;
       o.win = r.win;
@@ -420,12 +430,13 @@ std::vector<EvalOutput> WorkerClient::evaluate(const std::vector<EvalInput>& inp
       out.push_back(std::move(o));
     }
   }
-  return out;
+  return result;
 }
 
-void WorkerClient::load_network(std::int64_t id, const std::string& config_json, const std::string& weights) {
+void WorkerClient::load_network(const NetworkKey& network, const std::string& config_json,
+                                const std::string& weights) {
   protocol::LoadNetworkRequest req;
-  req.id = id;
+  req.network = network;
   req.config = config_json;
   req.weights = weights;
   impl_->call<protocol::LoadNetworkReply>(req, "LOAD_NETWORK");
@@ -438,8 +449,10 @@ std::string WorkerClient::init_network_weights(const std::string& config_json, s
   return impl_->call<protocol::InitWeightsReply>(req, "INIT_WEIGHTS").weights;
 }
 
-std::string WorkerClient::status_json() {
-  return impl_->call<protocol::StatusReply>(protocol::StatusRequest{}, "STATUS").json;
+std::string WorkerClient::status_json(std::uint32_t database) {
+  protocol::StatusRequest req;
+  req.database = database;
+  return impl_->call<protocol::StatusReply>(req, "STATUS").json;
 }
 
 }  // namespace pgmate::worker

@@ -19,6 +19,7 @@
 #include "checkers/board.h"
 #include "chess/board.h"
 #include "chess/packed.h"
+#include "protocol/protocol.h"
 
 namespace pgmate::worker {
 
@@ -34,18 +35,33 @@ class WorkerError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// EVALUATE named a network the worker does not hold (first use, evicted, worker
+// restarted): send it with load_network and ask again.
+class NetworkNotLoaded : public WorkerError {
+ public:
+  using WorkerError::WorkerError;
+};
+
+using protocol::NetworkKey;
+
 enum class Device { kAuto, kCpu, kGpu };
 
 struct EvalInput {
   // The position to evaluate first, then up to 3 previous positions, newest first (the
   // network's history planes; missing ones are zero planes).
   std::vector<chess::Board> history;
+  int repetitions = 0;  // earlier occurrences of the position in its game (0..2; more is 2)
 };
 
 struct EvalOutput {
   float win = 0, draw = 0, loss = 0;  // from the side to move's point of view
   std::vector<chess::Move> moves;     // the legal moves, in generation order
   std::vector<float> priors;          // softmax over the legal moves' policy logits
+};
+
+struct EvalReply {
+  NetworkKey network;  // the network that answered (always the one asked for)
+  std::vector<EvalOutput> outputs;
 };
 
 struct ClientOptions {
@@ -72,14 +88,17 @@ class WorkerClient {
                                checkers::CaptureRule rule = checkers::CaptureRule::kAny,
                                Device device = Device::kAuto);
   std::vector<std::vector<chess::Move>> legal_moves_batch(const std::vector<chess::Board>& boards);
-  // network_id 0 = the network the worker serves now.
-  std::vector<EvalOutput> evaluate(const std::vector<EvalInput>& inputs, std::int64_t network_id = 0);
-  // Serve network `id` from now on, its weights as stored in pgmate.networks.weights.
-  void load_network(std::int64_t id, const std::string& config_json, const std::string& weights);
+  // Evaluates with exactly this network (every chunk of a large call too); throws
+  // NetworkNotLoaded when the worker does not hold it.
+  EvalReply evaluate(const std::vector<EvalInput>& inputs, const NetworkKey& network);
+  // Hands the worker a network (its config and weights as stored in pgmate.networks); the
+  // worker keeps several, least recently used first out.
+  void load_network(const NetworkKey& network, const std::string& config_json, const std::string& weights);
   // Randomly initialised weights for a configuration (for pgmate.init_network).
   std::string init_network_weights(const std::string& config_json, std::uint64_t seed);
-  // JSON: device, network, queue depth, batches run, mean batch size, positions/s, ...
-  std::string status_json();
+  // JSON: device, networks held (only database `database`'s when not 0), queue depth,
+  // batches run, mean batch size, positions/s, ...
+  std::string status_json(std::uint32_t database = 0);
 
  private:
   struct Impl;

@@ -6,22 +6,25 @@
 
 namespace pgmate::worker {
 
-WorkerEvaluator::WorkerEvaluator(WorkerClient& client, std::int64_t network_id,
-                                 std::function<void(std::int64_t)> load_network)
-    : client_(client), network_id_(network_id), load_network_(std::move(load_network)) {}
+WorkerEvaluator::WorkerEvaluator(WorkerClient& client, NetworkKey network,
+                                 std::function<void(const NetworkKey&)> load_network)
+    : client_(client), network_(network), load_network_(std::move(load_network)) {}
 
-std::string WorkerEvaluator::name() const { return "network " + std::to_string(network_id_); }
+std::string WorkerEvaluator::name() const { return "network " + std::to_string(network_.id); }
 
 void WorkerEvaluator::evaluate(std::span<const mcts::EvalRequest> requests, std::span<mcts::EvalResult> results) {
   std::vector<EvalInput> inputs(requests.size());
-  for (size_t i = 0; i < requests.size(); ++i) inputs[i].history = requests[i].history;
+  for (size_t i = 0; i < requests.size(); ++i) {
+    inputs[i].history = requests[i].history;
+    inputs[i].repetitions = requests[i].repetitions;
+  }
   std::vector<EvalOutput> outputs;
   try {
-    outputs = client_.evaluate(inputs, network_id_);
-  } catch (const WorkerError& e) {
-    if (!load_network_ || std::string(e.what()).find("not loaded") == std::string::npos) throw;
-    load_network_(network_id_);
-    outputs = client_.evaluate(inputs, network_id_);
+    outputs = client_.evaluate(inputs, network_).outputs;
+  } catch (const NetworkNotLoaded&) {
+    if (!load_network_) throw;
+    load_network_(network_);
+    outputs = client_.evaluate(inputs, network_).outputs;
   }
   if (outputs.size() != requests.size())
     throw WorkerError("worker answered " + std::to_string(outputs.size()) + " evaluations for " +

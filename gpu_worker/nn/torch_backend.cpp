@@ -12,8 +12,8 @@
 // whose cores are busy with other work, fewer threads is much faster (OpenMP barriers wait
 // for descheduled threads): set PGMATE_NN_THREADS there.
 //
-// Concurrency: run() may be called from several threads; load() swaps the served network
-// atomically (runs in flight finish on the network they started with).
+// Concurrency: run() and load() may be called from several threads; a loaded network is
+// immutable and runs on whichever thread asks.
 #include <algorithm>
 #include <cstdlib>
 #include <limits>
@@ -124,10 +124,27 @@ class AutocastScope {
   at::ScalarType previous_dtype_ = at::kHalf;
 };
 
-struct Served {
-  nn::Network network{nullptr};
-  nn::NetworkConfig config;
-  std::int64_t parameters = 0;
+class TorchNetwork final : public LoadedNetwork {
+ public:
+  TorchNetwork(nn::Network network, const nn::NetworkConfig& config)
+      : network_(std::move(network)), config_(config), parameters_(nn::count_parameters(*network_)) {
+    for (const auto& p : network_->parameters()) bytes_ += p.nbytes();
+    for (const auto& b : network_->buffers()) bytes_ += b.nbytes();
+  }
+  std::string config_json() const override { return nn::to_json(config_); }
+  std::int64_t parameters() const override { return parameters_; }
+  std::size_t memory_bytes() const override { return bytes_; }
+  // forward() is not const in LibTorch; the weights are never changed.
+  nn::NetworkOutput forward(const torch::Tensor& input) const {
+    nn::Network network = network_;  // a holder copy
+    return network->forward(input);
+  }
+
+ private:
+  nn::Network network_;
+  nn::NetworkConfig config_;
+  std::int64_t parameters_ = 0;
+  std::size_t bytes_ = 0;
 };
 
 class TorchBackend final : public EvalBackend {
@@ -139,34 +156,21 @@ class TorchBackend final : public EvalBackend {
 
   std::string device() const override { return device_.str(); }
 
-  std::string network_json() const override {
-    auto served = snapshot();
-    if (!served) return "null";
-    std::string json = nn::to_json(served->config);
-    json.pop_back();  // '}'
-    json += ",\"parameters\":" + std::to_string(served->parameters) + "}";
-    return json;
-  }
-
-  void load(const std::string& config_json, const std::string& weights) override {
+  std::shared_ptr<const LoadedNetwork> load(const std::string& config_json, const std::string& weights) override {
     const nn::NetworkConfig config = nn::parse_network_config(config_json);
-    auto served = std::make_shared<Served>();
-    served->network = nn::load_network(config, weights);
-    served->network->to(device_);
-    served->network->eval();
-    served->config = config;
-    served->parameters = nn::count_parameters(*served->network);
-    std::lock_guard<std::mutex> lock(mutex_);
-    served_ = std::move(served);
+    nn::Network network = nn::load_network(config, weights);
+    network->to(device_);
+    network->eval();
+    return std::make_shared<TorchNetwork>(std::move(network), config);
   }
 
   std::string init_weights(const std::string& config_json, std::uint64_t seed) override {
     return nn::init_network_bytes(nn::parse_network_config(config_json), seed);
   }
 
-  EvalBatchResult run(const EvalBatch& batch) override {
-    auto served = snapshot();
-    if (!served) throw std::runtime_error("torch backend: no network loaded");
+  EvalBatchResult run(const LoadedNetwork& loaded, const EvalBatch& batch) override {
+    const auto* network = dynamic_cast<const TorchNetwork*>(&loaded);
+    if (!network) throw std::invalid_argument("torch backend: a network loaded by another backend");
     validate(batch);
     EvalBatchResult result;
     const std::int64_t n = batch.size;
@@ -181,7 +185,6 @@ class TorchBackend final : public EvalBackend {
     nn::NetworkOutput out;
     {
       AutocastScope autocast(fp16_);
-      nn::Network network = served->network;  // a holder copy: forward() is not const
       out = network->forward(input);
     }
 
@@ -219,11 +222,6 @@ class TorchBackend final : public EvalBackend {
   }
 
  private:
-  std::shared_ptr<const Served> snapshot() const {
-    std::lock_guard<std::mutex> lock(mutex_);
-    return served_;
-  }
-
   static void validate(const EvalBatch& batch) {
     if (batch.size < 0) throw std::invalid_argument("torch backend: negative batch size");
     const auto n = static_cast<std::size_t>(batch.size);
@@ -249,8 +247,6 @@ class TorchBackend final : public EvalBackend {
 
   const torch::Device device_;
   const bool fp16_;
-  mutable std::mutex mutex_;
-  std::shared_ptr<const Served> served_;
 };
 
 }  // namespace

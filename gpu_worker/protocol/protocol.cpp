@@ -1,5 +1,6 @@
 #include "protocol/protocol.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 
@@ -81,6 +82,8 @@ std::string error_code_name(ErrorCode code) {
     case ErrorCode::kShuttingDown: return "shutting down";
     case ErrorCode::kInternal: return "internal error";
     case ErrorCode::kBusy: return "busy";
+    case ErrorCode::kNotLoaded: return "network not loaded";
+    case ErrorCode::kTooLarge: return "too large";
   }
   return "error " + std::to_string(unsigned(code));
 }
@@ -229,6 +232,17 @@ checkers::Board Reader::checkers_board(const std::string& what) {
   return b;
 }
 
+NetworkKey Reader::network_key() {
+  NetworkKey k;
+  k.database = u32();
+  k.id = i64();
+  need(k.sha256.size(), "a weights hash");
+  std::memcpy(k.sha256.data(), data_.data() + pos_, k.sha256.size());
+  pos_ += k.sha256.size();
+  if (k.id <= 0) fail("network id " + std::to_string(k.id) + " (ids are positive)");
+  return k;
+}
+
 void Reader::finish() {
   if (remaining() != 0)
     fail(std::to_string(remaining()) + " trailing bytes after the message (" + std::to_string(pos_) +
@@ -261,6 +275,34 @@ void Writer::checkers_board(const checkers::Board& b) {
   u32(b.black);
   u32(b.kings);
   u8(std::uint8_t(b.side));
+}
+
+void Writer::network_key(const NetworkKey& k) {
+  if (k.id <= 0) throw ProtocolError("network id " + std::to_string(k.id) + " (ids are positive)");
+  u32(k.database);
+  i64(k.id);
+  raw(k.sha256.data(), k.sha256.size());
+}
+
+std::string NetworkKey::sha256_hex() const {
+  static const char* const digits = "0123456789abcdef";
+  std::string hex;
+  for (std::uint8_t b : sha256) {
+    hex += digits[b >> 4];
+    hex += digits[b & 15];
+  }
+  return hex;
+}
+
+std::string NetworkKey::describe() const {
+  return "network " + std::to_string(id) + " (database " + std::to_string(database) + ", weights " +
+         sha256_hex().substr(0, 16) + "...)";
+}
+
+std::size_t NetworkKeyHash::operator()(const NetworkKey& k) const {
+  std::uint64_t h;
+  std::memcpy(&h, k.sha256.data(), sizeof h);
+  return std::size_t(h ^ (std::uint64_t(k.id) * 0x9E3779B97F4A7C15ull) ^ (std::uint64_t(k.database) << 32));
 }
 
 void Writer::raw(const void* data, std::size_t n) {
@@ -399,32 +441,42 @@ void decode(Reader& r, LegalMovesReply& m) {
 
 void encode(Writer& w, const EvaluateRequest& m) {
   check_count(m.inputs.size(), kMaxEvaluateInputs, "EVALUATE");
-  w.i64(m.network_id);
+  if (!m.repetitions.empty() && m.repetitions.size() != m.inputs.size())
+    throw ProtocolError("EVALUATE: " + std::to_string(m.repetitions.size()) + " repetition counts for " +
+                        std::to_string(m.inputs.size()) + " inputs");
+  w.network_key(m.network);
   w.u32(std::uint32_t(m.inputs.size()));
-  for (const auto& history : m.inputs) {
+  for (std::size_t i = 0; i < m.inputs.size(); ++i) {
+    const auto& history = m.inputs[i];
     if (history.empty() || history.size() > std::size_t(kMaxHistory))
       throw ProtocolError("EVALUATE: each input needs 1 to 4 positions, got " + std::to_string(history.size()));
     w.u8(std::uint8_t(history.size()));
+    w.u8(m.repetitions.empty() ? 0 : std::min<std::uint8_t>(m.repetitions[i], kMaxRepetitions));
     for (const auto& b : history) w.board(b);
   }
 }
 void decode(Reader& r, EvaluateRequest& m) {
-  m.network_id = r.i64();
+  m.network = r.network_key();
   const std::uint32_t count = r.u32();
   if (count > kMaxEvaluateInputs)
     r.fail("count " + std::to_string(count) + " exceeds the per-request limit of " +
            std::to_string(kMaxEvaluateInputs));
-  // Each input takes at least 1 + 32 bytes: reject a count the payload cannot hold before
+  // Each input takes at least 2 + 32 bytes: reject a count the payload cannot hold before
   // allocating anything.
-  if (std::uint64_t(count) * (1 + kPackedSize) > r.remaining())
+  if (std::uint64_t(count) * (2 + kPackedSize) > r.remaining())
     r.fail("count says " + std::to_string(count) + " inputs but only " + std::to_string(r.remaining()) +
            " bytes follow");
   m.inputs.clear();
   m.inputs.reserve(count);
+  m.repetitions.assign(count, 0);
   for (std::uint32_t i = 0; i < count; ++i) {
     const int n = r.u8();
     if (n < 1 || n > kMaxHistory)
       r.fail("input " + std::to_string(i) + " has a history count of " + std::to_string(n) + " (1..4)");
+    m.repetitions[i] = r.u8();
+    if (m.repetitions[i] > kMaxRepetitions)
+      r.fail("input " + std::to_string(i) + " has a repetition count of " + std::to_string(m.repetitions[i]) +
+             " (0..2)");
     std::vector<chess::Board> history;
     history.reserve(n);
     for (int j = 0; j < n; ++j)
@@ -435,6 +487,7 @@ void decode(Reader& r, EvaluateRequest& m) {
 
 void encode(Writer& w, const EvaluateReply& m) {
   check_count(m.results.size(), kMaxEvaluateInputs, "EVALUATE_REPLY");
+  w.network_key(m.network);
   w.u32(std::uint32_t(m.results.size()));
   for (const auto& res : m.results) {
     if (res.priors.size() != res.moves.size()) throw ProtocolError("EVALUATE_REPLY: priors and moves differ in size");
@@ -446,6 +499,7 @@ void encode(Writer& w, const EvaluateReply& m) {
   }
 }
 void decode(Reader& r, EvaluateReply& m) {
+  m.network = r.network_key();
   const std::uint32_t count = r.u32();
   if (count > kMaxEvaluateInputs)
     r.fail("count " + std::to_string(count) + " exceeds the limit of " + std::to_string(kMaxEvaluateInputs));
@@ -468,12 +522,12 @@ void decode(Reader& r, EvaluateReply& m) {
 }
 
 void encode(Writer& w, const LoadNetworkRequest& m) {
-  w.i64(m.id);
+  w.network_key(m.network);
   w.string(m.config);
   w.string(m.weights);
 }
 void decode(Reader& r, LoadNetworkRequest& m) {
-  m.id = r.i64();
+  m.network = r.network_key();
   m.config = r.string("the configuration");
   m.weights = r.string("the weights");
 }
@@ -493,8 +547,8 @@ void decode(Reader& r, InitWeightsRequest& m) {
 void encode(Writer& w, const InitWeightsReply& m) { w.string(m.weights); }
 void decode(Reader& r, InitWeightsReply& m) { m.weights = r.string("the weights"); }
 
-void encode(Writer&, const StatusRequest&) {}
-void decode(Reader&, StatusRequest&) {}
+void encode(Writer& w, const StatusRequest& m) { w.u32(m.database); }
+void decode(Reader& r, StatusRequest& m) { m.database = r.u32(); }
 
 void encode(Writer& w, const StatusReply& m) { w.string(m.json); }
 void decode(Reader& r, StatusReply& m) { m.json = r.string("the status"); }

@@ -2,7 +2,7 @@
 //
 // Frame = 16-byte header + payload, every integer little-endian:
 //   bytes 0..3    magic "PGMW"
-//   bytes 4..5    protocol version (kVersion = 1)
+//   bytes 4..5    protocol version (kVersion = 2)
 //   bytes 6..7    message type (MessageType)
 //   bytes 8..11   request id (chosen by the client, echoed in the reply)
 //   bytes 12..15  payload length
@@ -10,7 +10,8 @@
 // packed board (chess::pack / chess::unpack, which validates), checkers boards as 13 bytes
 // (u32 white, u32 black, u32 kings: core's internal square masks, then u8 side to move,
 // 0 black, 1 white; validated like checkers::validate_position). Payload layouts are
-// listed next to each message below.
+// listed next to each message below. A network travels as its key (NetworkKey): u32
+// database OID, i64 id, 32 bytes SHA-256 of the weights.
 //
 // Decoders validate everything and throw ProtocolError (never crash, never read past the
 // buffer, never allocate more than the payload justifies). A header error is a framing
@@ -18,6 +19,7 @@
 // payload error leaves the stream in sync (the server answers ERROR and keeps going).
 #pragma once
 
+#include <array>
 #include <bit>
 #include <cstddef>
 #include <cstdint>
@@ -35,7 +37,7 @@ namespace pgmate::worker::protocol {
 static_assert(std::endian::native == std::endian::little, "the worker protocol code assumes a little-endian host");
 
 inline constexpr char kMagic[4] = {'P', 'G', 'M', 'W'};
-inline constexpr std::uint16_t kVersion = 1;
+inline constexpr std::uint16_t kVersion = 2;  // 2: networks named by NetworkKey
 inline constexpr std::size_t kHeaderSize = 16;
 inline constexpr std::size_t kPackedSize = 32;
 inline constexpr std::size_t kCheckersBoardSize = 13;  // 3 x u32 masks + u8 side
@@ -45,16 +47,16 @@ enum class MessageType : std::uint16_t {
   kHello = 1,          // u16 version, string token
   kPerft = 2,          // packed board, u8 depth, u8 device (PerftDevice)
   kLegalMoves = 3,     // u32 count, count x packed board
-  kEvaluate = 4,       // i64 network_id, u32 count, count x (u8 history count 1..4, that many packed boards)
-  kLoadNetwork = 5,    // i64 id, string config, bytes weights
+  kEvaluate = 4,       // key, u32 count, count x (u8 history count 1..4, u8 repetitions 0..2, that many packed boards)
+  kLoadNetwork = 5,    // key, string config, bytes weights
   kInitWeights = 6,    // string config, u64 seed
-  kStatus = 7,         // empty
+  kStatus = 7,         // u32 database (0: every database's networks)
   kCheckersPerft = 8,  // checkers board (13 bytes), u8 depth, u8 device (PerftDevice), u8 rule (0 any, 1 longest)
 
   kHelloReply = 0x8001,          // u16 version, string server description
   kPerftReply = 0x8002,          // u64 nodes
   kLegalMovesReply = 0x8003,     // u32 count, count x (u16 n, n x u16 move)
-  kEvaluateReply = 0x8004,       // u32 count, count x (f32 win, f32 draw, f32 loss, u16 n, n x u16 move, n x f32 prior)
+  kEvaluateReply = 0x8004,       // key, u32 count, count x (f32 win, f32 draw, f32 loss, u16 n, n x u16 move, n x f32 prior)
   kLoadNetworkReply = 0x8005,    // empty
   kInitWeightsReply = 0x8006,    // bytes weights
   kStatusReply = 0x8007,         // string JSON
@@ -78,6 +80,8 @@ enum class ErrorCode : std::uint16_t {
   kShuttingDown = 6,   // the worker is stopping
   kInternal = 7,
   kBusy = 8,           // too many requests in flight on this connection
+  kNotLoaded = 9,      // EVALUATE: the worker does not hold this network; send LOAD_NETWORK
+  kTooLarge = 10,      // the request asks for more than the worker's limits allow
 };
 std::string error_code_name(ErrorCode code);
 
@@ -160,11 +164,30 @@ struct LegalMovesReply {
   static constexpr MessageType kType = MessageType::kLegalMovesReply;
   std::vector<std::vector<chess::Move>> moves;
 };
+// A network's identity: the database it is stored in, its pgmate.networks id and the
+// SHA-256 of its weights (the row's weights_sha256). A changed row is another key; two
+// databases' "network 1" are two keys. The id must be positive.
+struct NetworkKey {
+  std::uint32_t database = 0;  // OID of the database (0: none, e.g. tools and tests)
+  std::int64_t id = 0;
+  std::array<std::uint8_t, 32> sha256{};
+  bool operator==(const NetworkKey&) const = default;
+  std::string sha256_hex() const;
+  std::string describe() const;  // "network 7 (database 16384, weights 1a2b3c4d5e6f7081...)"
+};
+struct NetworkKeyHash {
+  std::size_t operator()(const NetworkKey& k) const;
+};
+
+inline constexpr int kMaxRepetitions = 2;  // the encoder's repetition plane saturates here
+
 struct EvaluateRequest {
   static constexpr MessageType kType = MessageType::kEvaluate;
-  std::int64_t network_id = 0;
+  NetworkKey network;
   // Per input: the position first, then up to 3 previous ones, newest first.
   std::vector<std::vector<chess::Board>> inputs;  // at most kMaxEvaluateInputs
+  // Per input: how often the position occurred before in its game (0..2); empty: all 0.
+  std::vector<std::uint8_t> repetitions;
 };
 struct EvalResult {
   float win = 0, draw = 0, loss = 0;
@@ -173,11 +196,12 @@ struct EvalResult {
 };
 struct EvaluateReply {
   static constexpr MessageType kType = MessageType::kEvaluateReply;
+  NetworkKey network;  // the network that answered
   std::vector<EvalResult> results;
 };
 struct LoadNetworkRequest {
   static constexpr MessageType kType = MessageType::kLoadNetwork;
-  std::int64_t id = 0;
+  NetworkKey network;
   std::string config;
   std::string weights;
 };
@@ -195,6 +219,7 @@ struct InitWeightsReply {
 };
 struct StatusRequest {
   static constexpr MessageType kType = MessageType::kStatus;
+  std::uint32_t database = 0;  // list only this database's networks; 0: every database's
 };
 struct StatusReply {
   static constexpr MessageType kType = MessageType::kStatusReply;
@@ -219,6 +244,7 @@ class Reader {
   std::string string(const char* what);
   chess::Board board(const std::string& what);
   checkers::Board checkers_board(const std::string& what);
+  NetworkKey network_key();
   std::size_t remaining() const { return data_.size() - pos_; }
   std::size_t offset() const { return pos_; }
   // Throws unless at least `n` bytes remain.
@@ -244,6 +270,7 @@ class Writer {
   void string(const std::string& s);
   void board(const chess::Board& b);
   void checkers_board(const checkers::Board& b);  // throws ProtocolError for an invalid position
+  void network_key(const NetworkKey& k);
   void raw(const void* data, std::size_t n);
   Bytes& bytes() { return out_; }
 

@@ -49,12 +49,19 @@ struct Batcher::LegalTask {
   }
 };
 
+namespace {
+std::unique_ptr<EvalBackend> required(std::unique_ptr<EvalBackend> backend) {
+  if (!backend) throw std::invalid_argument("Batcher needs an evaluation backend");
+  return backend;
+}
+}  // namespace
+
 Batcher::Batcher(std::unique_ptr<EvalBackend> backend, BatcherConfig config)
-    : backend_(std::move(backend)),
+    : backend_(required(std::move(backend))),
       config_(config),
+      networks_(*backend_, config.network_memory),
       eval_queue_(std::make_unique<BatchQueue<EvalTask>>()),
       legal_queue_(std::make_unique<BatchQueue<LegalTask>>()) {
-  if (!backend_) throw std::invalid_argument("Batcher needs an evaluation backend");
   if (config_.max_batch < 1) throw std::invalid_argument("max_batch must be at least 1");
   if (config_.deadline.count() < 0) throw std::invalid_argument("the batch deadline must not be negative");
   const int encode_threads = config_.encode_threads >= 0
@@ -62,8 +69,6 @@ Batcher::Batcher(std::unique_ptr<EvalBackend> backend, BatcherConfig config)
                                  : std::min(8, int(std::thread::hardware_concurrency()) - 1);
   if (encode_threads > 0) encode_pool_ = std::make_unique<ThreadPool>(encode_threads);
   device_ = backend_->device();
-  network_json_ = backend_->network_json();
-  if (network_json_.empty()) network_json_ = "null";
   eval_thread_ = std::thread([this] { eval_loop(); });
   legal_thread_ = std::thread([this] { legal_loop(); });
 }
@@ -75,11 +80,14 @@ void Batcher::submit(EvalJob job) {
   const std::size_t n = job.inputs.size();
   task->job = std::move(job);
   if (stopped_) return task->fail(ErrorCode::kShuttingDown, "the worker is shutting down");
+  if (!task->job.network) return task->fail(ErrorCode::kNotLoaded, task->job.key.describe() + " is not loaded");
   if (n == 0) {
     task->finished = true;
     if (task->job.done) task->job.done({});
     return;
   }
+  if (!task->job.repetitions.empty() && task->job.repetitions.size() != n)
+    return task->fail(ErrorCode::kBadRequest, "repetition counts do not match the inputs");
   for (std::size_t i = 0; i < n; ++i) {
     const auto& h = task->job.inputs[i];
     if (h.empty() || h.size() > std::size_t(protocol::kMaxHistory))
@@ -144,6 +152,25 @@ void Batcher::legal_loop() {
 void Batcher::run_eval_batch(std::vector<BatchQueue<EvalTask>::Slice>& slices) {
   // Slices of tasks that already failed (in an earlier batch) take no place in this one.
   std::erase_if(slices, [](const auto& s) { return s.task->finished; });
+  // One backend run per network, in the order the networks first appear.
+  std::vector<const LoadedNetwork*> networks;
+  for (const auto& s : slices)
+    if (std::find(networks.begin(), networks.end(), s.task->job.network.get()) == networks.end())
+      networks.push_back(s.task->job.network.get());
+  if (networks.size() <= 1) {
+    if (!slices.empty()) run_eval_group(slices);
+    return;
+  }
+  for (const LoadedNetwork* n : networks) {
+    std::vector<BatchQueue<EvalTask>::Slice> group;
+    for (const auto& s : slices)
+      if (s.task->job.network.get() == n) group.push_back(s);
+    run_eval_group(group);
+  }
+}
+
+void Batcher::run_eval_group(std::span<const BatchQueue<EvalTask>::Slice> slices) {
+  const LoadedNetwork& network = *slices.front().task->job.network;
   std::size_t total = 0;
   for (const auto& s : slices) total += s.end - s.begin;
   if (total == 0) return;
@@ -164,7 +191,8 @@ void Batcher::run_eval_batch(std::vector<BatchQueue<EvalTask>::Slice>& slices) {
       auto [task, i] = where[k];
       const auto& history = task->job.inputs[i];
       const chess::Board& b = history.front();
-      ::pgmate::nn::encode(history.data(), int(history.size()), batch.planes.data() + k * kPlaneFloats);
+      const int repetitions = task->job.repetitions.empty() ? 0 : task->job.repetitions[i];
+      ::pgmate::nn::encode(history.data(), int(history.size()), batch.planes.data() + k * kPlaneFloats, repetitions);
       chess::legal_moves(b, list);
       auto& moves = task->results[i].moves;
       moves.assign(list.begin(), list.end());
@@ -194,28 +222,12 @@ void Batcher::run_eval_batch(std::vector<BatchQueue<EvalTask>::Slice>& slices) {
     done.wait();
   }
 
-  // Run it, holding the backend against concurrent network loads. A request for a network
-  // other than the one served fails here (its positions ride along unused).
+  // Run it on the network the jobs were submitted for.
   EvalBatchResult result;
   std::string error;
   {
-    std::lock_guard lock(backend_mutex_);
-    std::int64_t serving;
-    {
-      std::lock_guard info(info_mutex_);
-      serving = network_id_;
-    }
-    for (const auto& s : slices) {
-      const std::int64_t wanted = s.task->job.network_id;
-      if (!s.task->finished && wanted != 0 && wanted != serving)
-        s.task->fail(ErrorCode::kUnavailable,
-                     "network " + std::to_string(wanted) + " is not loaded (" +
-                         (serving == 0 ? std::string("no network was loaded")
-                                       : "the worker serves network " + std::to_string(serving)) +
-                         ")");
-    }
     try {
-      result = backend_->run(batch);
+      result = backend_->run(network, batch);
       if (result.wdl.size() != total * 3 || result.priors.size() != total) {
         error = "the evaluation backend returned " + std::to_string(result.wdl.size()) + " WDL values and " +
                 std::to_string(result.priors.size()) + " prior lists for a batch of " + std::to_string(total);
@@ -305,35 +317,11 @@ void Batcher::run_legal_batch(std::vector<BatchQueue<LegalTask>::Slice>& slices)
   stats_.legal_positions += total;
 }
 
-void Batcher::load_network(std::int64_t id, const std::string& config_json, const std::string& weights) {
-  std::lock_guard lock(backend_mutex_);
-  backend_->load(config_json, weights);
-  std::string json = backend_->network_json();
-  if (json.empty()) json = "null";
-  std::lock_guard info(info_mutex_);
-  network_id_ = id;
-  network_json_ = std::move(json);
-}
-
 std::string Batcher::init_weights(const std::string& config_json, std::uint64_t seed) {
-  std::lock_guard lock(backend_mutex_);
   return backend_->init_weights(config_json, seed);
 }
 
-std::string Batcher::device() const {
-  std::lock_guard info(info_mutex_);
-  return device_;
-}
-
-std::string Batcher::network_json() const {
-  std::lock_guard info(info_mutex_);
-  return network_json_;
-}
-
-std::int64_t Batcher::network_id() const {
-  std::lock_guard info(info_mutex_);
-  return network_id_;
-}
+std::string Batcher::device() const { return device_; }
 
 BatcherStats Batcher::stats() const {
   BatcherStats s;

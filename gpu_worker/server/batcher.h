@@ -2,9 +2,11 @@
 // merged into batches, run when a batch is full (max_batch positions) or when the oldest
 // queued item has waited `deadline`; results are split back to each request.
 //
-// Evaluation batches run one at a time on their own thread (the backend is not assumed
-// to be thread-safe; network loads are serialised with batches). Legal-move batches run
-// on a second thread on the CPU. A request larger than a batch is split over several.
+// Evaluation batches run one at a time on their own thread; a batch that mixes networks
+// runs once per network. Networks are held by a NetworkCache (several at once, within a
+// memory budget); a job carries the network it was submitted for, so a load or an eviction
+// meanwhile never changes or fails it. Legal-move batches run on a second thread on the
+// CPU. A request larger than a batch is split over several.
 #pragma once
 
 #include <atomic>
@@ -15,6 +17,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <string>
 #include <thread>
 #include <vector>
@@ -22,6 +25,7 @@
 #include "chess/board.h"
 #include "protocol/protocol.h"
 #include "server/eval_backend.h"
+#include "server/network_cache.h"
 #include "server/thread_pool.h"
 
 namespace pgmate::worker {
@@ -34,11 +38,14 @@ struct BatcherConfig {
   int max_batch = 1024;                       // positions per batch
   std::chrono::microseconds deadline{1000};   // since the first queued item
   int encode_threads = -1;  // helpers encoding large batches; -1: min(8, CPUs - 1); 0: none
+  std::size_t network_memory = std::size_t(2048) << 20;  // bytes the held networks may take
 };
 
 struct EvalJob {
-  std::int64_t network_id = 0;  // 0: whatever network is served
+  protocol::NetworkKey key;
+  std::shared_ptr<const LoadedNetwork> network;  // required: from Batcher::find_network
   std::vector<std::vector<chess::Board>> inputs;  // each: 1..4 boards, newest first
+  std::vector<std::uint8_t> repetitions;          // per input (0..2); empty: all 0
   CancelFlag cancelled;         // optional: set when nobody waits for the answer any more
   std::function<void(std::vector<protocol::EvalResult>&&)> done;
   ErrorFn fail;
@@ -182,13 +189,17 @@ class Batcher {
   // Finishes the batch in progress, fails everything queued with kShuttingDown, joins.
   void stop();
 
-  // Serialised with evaluation batches. load_network throws what the backend throws.
-  void load_network(std::int64_t id, const std::string& config_json, const std::string& weights);
+  // The held networks (NetworkCache): find_network gives null when not held; load_network
+  // throws what the backend throws for bad weights. Neither waits for a running batch.
+  std::shared_ptr<const LoadedNetwork> find_network(const protocol::NetworkKey& key) { return networks_.find(key); }
+  std::shared_ptr<const LoadedNetwork> load_network(const protocol::NetworkKey& key, const std::string& config_json,
+                                                    const std::string& weights) {
+    return networks_.load(key, config_json, weights);
+  }
+  const NetworkCache& networks() const { return networks_; }
   std::string init_weights(const std::string& config_json, std::uint64_t seed);
 
   std::string device() const;
-  std::string network_json() const;  // "null" when none
-  std::int64_t network_id() const;   // 0 when none was loaded through load_network
   BatcherStats stats() const;
   const BatcherConfig& config() const { return config_; }
 
@@ -198,16 +209,15 @@ class Batcher {
   void eval_loop();
   void legal_loop();
   void run_eval_batch(std::vector<BatchQueue<EvalTask>::Slice>& slices);
+  void run_eval_group(std::span<const BatchQueue<EvalTask>::Slice> slices);  // one network
   void run_legal_batch(std::vector<BatchQueue<LegalTask>::Slice>& slices);
 
   std::unique_ptr<EvalBackend> backend_;
   const BatcherConfig config_;
   const Clock::time_point started_ = Clock::now();
 
-  std::mutex backend_mutex_;  // held around backend calls
-  mutable std::mutex info_mutex_;
-  std::string device_, network_json_;
-  std::int64_t network_id_ = 0;
+  NetworkCache networks_;
+  std::string device_;
 
   std::unique_ptr<ThreadPool> encode_pool_;
   EvalBatch batch_;  // reused by the evaluation thread

@@ -21,17 +21,28 @@ struct EvalBatchResult {
   std::vector<std::vector<float>> priors;      // per position: softmax over its legal_slots
 };
 
+// A network a backend made ready to run (weights checked, on the backend's device).
+// Immutable and shared: the batches that use it hold it, so dropping it from the worker's
+// cache never pulls it from under a running batch.
+class LoadedNetwork {
+ public:
+  virtual ~LoadedNetwork() = default;
+  virtual std::string config_json() const = 0;  // the configuration, normalised
+  virtual std::int64_t parameters() const = 0;
+  virtual std::size_t memory_bytes() const = 0;  // parameters and buffers on the device
+};
+
 class EvalBackend {
  public:
   virtual ~EvalBackend() = default;
-  virtual std::string device() const = 0;        // "cpu", "cuda:0", ...
-  virtual std::string network_json() const = 0;  // the served configuration, "null" when none
-  // Serve these weights (bytes as produced by init_weights); throws on bad bytes.
-  virtual void load(const std::string& config_json, const std::string& weights) = 0;
+  virtual std::string device() const = 0;  // "cpu", "cuda:0", ...
+  // Checks and prepares weights (bytes as produced by init_weights); throws
+  // std::invalid_argument on bad bytes. Safe to call while run() runs on another thread.
+  virtual std::shared_ptr<const LoadedNetwork> load(const std::string& config_json, const std::string& weights) = 0;
   // Fresh random weights for a configuration (deterministic for a seed).
   virtual std::string init_weights(const std::string& config_json, std::uint64_t seed) = 0;
-  // Throws when no network is loaded.
-  virtual EvalBatchResult run(const EvalBatch& batch) = 0;
+  // `network` must come from this backend's load().
+  virtual EvalBatchResult run(const LoadedNetwork& network, const EvalBatch& batch) = 0;
 };
 
 // "cpu", "cuda" or "auto" (CUDA when LibTorch has it and a device is present).

@@ -40,14 +40,16 @@ struct RunningGuard {
 
 // Perft on the CPU pool, for either game. Shallow runs are one pool task; deep ones
 // (`split`) one task per board of a frontier: the root's children, expanded further while
-// the frontier has fewer than `min_tasks` boards (paths are kept, duplicates included, as
-// perft counts them); the last task to finish answers. Every task polls the cancel flag
+// the frontier has fewer than `min_tasks` boards or its tasks would be deeper than
+// `max_task_depth`, up to kMaxSplitTasks boards (paths are kept, duplicates included, as
+// perft counts them); the last task to finish answers. Tasks are queued as `owner`'s. Every task polls the cancel flag
 // and the shutdown flag between subtrees (`perft(board, depth, poll)`, where poll throws
 // Aborted), so an abandoned or interrupted run stops within milliseconds.
 template <class Position, class PerftFn, class ChildrenFn>
 void run_cpu_perft(ThreadPool& pool, std::atomic<int>& running, const std::atomic<bool>* stopping,
-                   const Position& board, int depth, bool split, std::size_t min_tasks, PerftFn perft,
-                   ChildrenFn children, CancelFlag cancelled, std::function<void(std::uint64_t)> done, ErrorFn fail) {
+                   const Position& board, int depth, bool split, std::size_t min_tasks, int max_task_depth,
+                   std::uint64_t owner, PerftFn perft, ChildrenFn children, CancelFlag cancelled,
+                   std::function<void(std::uint64_t)> done, ErrorFn fail) {
   if (!split || depth < 2) {
     auto task = [&running, board, depth, cancelled, done, fail, stopping, perft] {
       RunningGuard guard(running);
@@ -66,7 +68,7 @@ void run_cpu_perft(ThreadPool& pool, std::atomic<int>& running, const std::atomi
       guard.release();
       done(nodes);
     };
-    if (!pool.submit(std::move(task))) fail(ErrorCode::kShuttingDown, kShutdownMessage);
+    if (!pool.submit(std::move(task), owner)) fail(ErrorCode::kShuttingDown, kShutdownMessage);
     return;
   }
 
@@ -75,9 +77,13 @@ void run_cpu_perft(ThreadPool& pool, std::atomic<int>& running, const std::atomi
   std::vector<Position> frontier;
   children(board, frontier);
   int remaining = depth - 1;
-  while (!frontier.empty() && frontier.size() < min_tasks && remaining > 2) {
+  while (!frontier.empty() && (frontier.size() < min_tasks || remaining > max_task_depth) && remaining > 2) {
     std::vector<Position> next;
-    for (const Position& b : frontier) children(b, next);
+    for (const Position& b : frontier) {
+      children(b, next);
+      if (next.size() > PerftRunner::kMaxSplitTasks) break;
+    }
+    if (next.size() > PerftRunner::kMaxSplitTasks) break;  // deep enough: tasks stay a bit larger
     frontier = std::move(next);
     --remaining;
   }
@@ -118,7 +124,7 @@ void run_cpu_perft(ThreadPool& pool, std::atomic<int>& running, const std::atomi
       }
       finish_one();
     };
-    if (!pool.submit(std::move(task))) {
+    if (!pool.submit(std::move(task), owner)) {
       state->aborted = true;
       finish_one();
     }
@@ -169,19 +175,19 @@ bool PerftRunner::pick_device(PerftDevice device, int depth, int auto_gpu_min_de
 }
 
 void PerftRunner::submit(const chess::Board& board, int depth, PerftDevice device, CancelFlag cancelled,
-                         std::function<void(std::uint64_t)> done, ErrorFn fail) {
+                         std::function<void(std::uint64_t)> done, ErrorFn fail, std::uint64_t owner) {
   ++requests_;
   bool gpu = false;
   if (!pick_device(device, depth, kAutoGpuMinDepth, gpu, fail)) return;
   if (gpu)
     run_gpu(board, depth, std::move(cancelled), std::move(done), std::move(fail));
   else
-    run_cpu(board, depth, std::move(cancelled), std::move(done), std::move(fail));
+    run_cpu(board, depth, std::move(cancelled), std::move(done), std::move(fail), owner);
 }
 
 void PerftRunner::submit_checkers(const checkers::Board& board, int depth, checkers::CaptureRule rule,
                                   PerftDevice device, CancelFlag cancelled, std::function<void(std::uint64_t)> done,
-                                  ErrorFn fail) {
+                                  ErrorFn fail, std::uint64_t owner) {
   ++requests_;
   bool gpu = false;
   if (!pick_device(device, depth, kCheckersAutoGpuMinDepth, gpu, fail)) return;
@@ -189,7 +195,7 @@ void PerftRunner::submit_checkers(const checkers::Board& board, int depth, check
   const bool split = depth >= kCheckersSplitMinDepth && pool_.size() > 1;
   run_cpu_perft(
       pool_, running_, stopping_, board, depth, split, std::size_t(kCheckersTasksPerThread) * std::size_t(pool_.size()),
-      [rule](const checkers::Board& b, int d, auto& poll) { return checkers::perft_polling(b, d, rule, poll); },
+      kCheckersMaxTaskDepth, owner, [rule](const checkers::Board& b, int d, auto& poll) { return checkers::perft_polling(b, d, rule, poll); },
       [rule](const checkers::Board& b, std::vector<checkers::Board>& out) {
         checkers::MoveList list;
         checkers::legal_moves(b, list, rule);
@@ -203,10 +209,10 @@ void PerftRunner::submit_checkers(const checkers::Board& board, int depth, check
 }
 
 void PerftRunner::run_cpu(const chess::Board& board, int depth, CancelFlag cancelled,
-                          std::function<void(std::uint64_t)> done, ErrorFn fail) {
+                          std::function<void(std::uint64_t)> done, ErrorFn fail, std::uint64_t owner) {
   const bool split = depth >= kSplitMinDepth && pool_.size() > 1;
   run_cpu_perft(
-      pool_, running_, stopping_, board, depth, split, 1,
+      pool_, running_, stopping_, board, depth, split, 1, kMaxTaskDepth, owner,
       [](const chess::Board& b, int d, auto& poll) { return chess::perft_polling(b, d, poll); },
       [](const chess::Board& b, std::vector<chess::Board>& out) {
         chess::MoveList list;

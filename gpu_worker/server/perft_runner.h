@@ -28,13 +28,14 @@ class PerftRunner {
 
   // Calls exactly one of done / fail, from a pool thread (or from the caller's thread when
   // the request is refused at once). A set cancel flag aborts the run within milliseconds.
+  // `owner` (the connection) gets its turn on the pool beside the other owners.
   void submit(const chess::Board& board, int depth, protocol::PerftDevice device, CancelFlag cancelled,
-              std::function<void(std::uint64_t)> done, ErrorFn fail);
+              std::function<void(std::uint64_t)> done, ErrorFn fail, std::uint64_t owner = 0);
 
   // The same for American checkers under `rule`.
   void submit_checkers(const checkers::Board& board, int depth, checkers::CaptureRule rule,
                        protocol::PerftDevice device, CancelFlag cancelled, std::function<void(std::uint64_t)> done,
-                       ErrorFn fail);
+                       ErrorFn fail, std::uint64_t owner = 0);
 
   std::uint64_t requests() const { return requests_.load(); }
   int running() const { return running_.load(); }
@@ -50,10 +51,15 @@ class PerftRunner {
   static constexpr int kCheckersAutoGpuMinDepth = 11;
   static constexpr int kCheckersSplitMinDepth = 8;
   static constexpr int kCheckersTasksPerThread = 4;
+  // Deep CPU runs are split until no task is deeper than this (a fraction of a second
+  // each), so the pool's turns between connections come often; at most kMaxSplitTasks.
+  static constexpr int kMaxTaskDepth = 5;
+  static constexpr int kCheckersMaxTaskDepth = 11;
+  static constexpr std::size_t kMaxSplitTasks = 200000;
 
  private:
   void run_cpu(const chess::Board& board, int depth, CancelFlag cancelled, std::function<void(std::uint64_t)> done,
-               ErrorFn fail);
+               ErrorFn fail, std::uint64_t owner);
   void run_gpu(const chess::Board& board, int depth, CancelFlag cancelled, std::function<void(std::uint64_t)> done,
                ErrorFn fail);
   void run_checkers_gpu(const checkers::Board& board, int depth, checkers::CaptureRule rule, CancelFlag cancelled,

@@ -511,8 +511,8 @@ void Server::dispatch(Conn& c, const FrameHeader& h, std::span<const std::uint8_
         return;
       }
       case MessageType::kStatus: {
-        (void)decode_payload<StatusRequest>(payload);
-        queue_frame(c, encode_frame(rid, StatusReply{status_json()}));
+        const auto req = decode_payload<StatusRequest>(payload);
+        queue_frame(c, encode_frame(rid, StatusReply{status_json(req.database)}));
         return;
       }
       case MessageType::kPerft: {
@@ -520,7 +520,8 @@ void Server::dispatch(Conn& c, const FrameHeader& h, std::span<const std::uint8_
         ++c.inflight;
         perft_->submit(
             req.board, req.depth, req.device, c.cancelled,
-            [this, cid, rid](std::uint64_t nodes) { post(cid, encode_frame(rid, PerftReply{nodes}), true); }, fail);
+            [this, cid, rid](std::uint64_t nodes) { post(cid, encode_frame(rid, PerftReply{nodes}), true); }, fail,
+            cid);
         return;
       }
       case MessageType::kCheckersPerft: {
@@ -529,7 +530,7 @@ void Server::dispatch(Conn& c, const FrameHeader& h, std::span<const std::uint8_
         perft_->submit_checkers(
             req.board, req.depth, req.rule, req.device, c.cancelled,
             [this, cid, rid](std::uint64_t nodes) { post(cid, encode_frame(rid, CheckersPerftReply{nodes}), true); },
-            fail);
+            fail, cid);
         return;
       }
       case MessageType::kLegalMoves: {
@@ -551,11 +552,15 @@ void Server::dispatch(Conn& c, const FrameHeader& h, std::span<const std::uint8_
         auto req = decode_payload<EvaluateRequest>(payload);
         ++c.inflight;
         EvalJob job;
-        job.network_id = req.network_id;
+        job.key = req.network;
+        // Resolved now: the job keeps this network even if it is evicted before it runs.
+        job.network = batcher_->find_network(req.network);
         job.inputs = std::move(req.inputs);
+        job.repetitions = std::move(req.repetitions);
         job.cancelled = c.cancelled;
-        job.done = [this, cid, rid](std::vector<EvalResult>&& results) {
+        job.done = [this, cid, rid, key = req.network](std::vector<EvalResult>&& results) {
           EvaluateReply reply;
+          reply.network = key;
           reply.results = std::move(results);
           post(cid, encode_frame(rid, reply), true);
         };
@@ -569,16 +574,19 @@ void Server::dispatch(Conn& c, const FrameHeader& h, std::span<const std::uint8_
         const bool queued = control_->submit([this, req, cid, rid, fail] {
           if (stopping_) return fail(ErrorCode::kShuttingDown, "the worker is shutting down");
           const auto t0 = Clock::now();
+          const std::string name = req->network.describe();
+          std::shared_ptr<const LoadedNetwork> network;
           try {
-            batcher_->load_network(req->id, req->config, req->weights);
+            network = batcher_->load_network(req->network, req->config, req->weights);
           } catch (const std::exception& e) {
-            log("network " + std::to_string(req->id) + " failed to load: " + e.what());
-            return fail(ErrorCode::kBackend,
-                        "cannot load network " + std::to_string(req->id) + ": " + e.what());
+            log(name + " failed to load: " + e.what());
+            return fail(ErrorCode::kBackend, "cannot load " + name + ": " + e.what());
           }
           const double ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-          log("loaded network " + std::to_string(req->id) + " (" + std::to_string(req->weights.size()) +
-              " bytes of weights, " + fixed(ms, 1) + " ms): " + batcher_->network_json());
+          const auto held = batcher_->networks().stats();
+          log("holds " + name + " (" + std::to_string(req->weights.size()) + " bytes of weights, " + fixed(ms, 1) +
+              " ms): " + network->config_json() + "; " + std::to_string(held.held) + " networks, " +
+              std::to_string(held.bytes >> 20) + " MiB held");
           post(cid, encode_frame(rid, LoadNetworkReply{}), true);
         });
         if (!queued) fail(ErrorCode::kShuttingDown, "the worker is shutting down");
@@ -725,8 +733,9 @@ void Server::shutdown_sequence() {
   release_resources();
 }
 
-std::string Server::status_json() const {
+std::string Server::status_json(std::uint32_t database) const {
   const auto s = batcher_->stats();
+  const auto held = batcher_->networks().stats();
   const double up = std::chrono::duration<double>(Clock::now() - started_).count();
   std::string j = "{";
   auto field = [&](const char* name, const std::string& value) {
@@ -738,8 +747,12 @@ std::string Server::status_json() const {
   };
   field("protocol_version", std::to_string(protocol::kVersion));
   field("device", json_string(batcher_->device()));
-  field("network_id", std::to_string(batcher_->network_id()));
-  field("network", batcher_->network_json());
+  field("networks", batcher_->networks().json(database));
+  field("networks_held", std::to_string(held.held));
+  field("network_memory_bytes", std::to_string(held.bytes));
+  field("network_memory_budget", std::to_string(batcher_->networks().budget_bytes()));
+  field("network_loads", std::to_string(held.loads));
+  field("network_evictions", std::to_string(held.evictions));
   field("uptime_s", fixed(up, 3));
   field("connected_clients", std::to_string(connections_.load()));
   field("requests", std::to_string(requests_.load()));

@@ -62,7 +62,8 @@ class Server {
 
   std::uint16_t tcp_port() const { return tcp_port_; }  // 0 when TCP is off
   const std::string& socket_path() const { return config_.socket_path; }
-  std::string status_json() const;
+  // `database` 0: every database's networks; else only that database's.
+  std::string status_json(std::uint32_t database = 0) const;
   int connected_clients() const { return connections_.load(); }
 
  private:

@@ -27,12 +27,15 @@ struct Outcome {
 };
 
 // Submits one evaluation job; the future resolves when done or fail is called.
-std::future<Outcome> submit_eval(Batcher& b, std::vector<std::vector<chess::Board>> inputs, std::int64_t network = 0,
+// The network is resolved now, as the server does when a request arrives.
+std::future<Outcome> submit_eval(Batcher& b, std::vector<std::vector<chess::Board>> inputs,
+                                 const protocol::NetworkKey& network = testing::test_network(),
                                  CancelFlag cancel = nullptr) {
   auto promise = std::make_shared<std::promise<Outcome>>();
   auto future = promise->get_future();
   EvalJob job;
-  job.network_id = network;
+  job.key = network;
+  job.network = b.find_network(network);
   job.inputs = std::move(inputs);
   job.cancelled = std::move(cancel);
   job.done = [promise](std::vector<EvalResult>&& r) {
@@ -68,6 +71,7 @@ struct Fixture {
   std::unique_ptr<Batcher> batcher;
   explicit Fixture(BatcherConfig config) {
     batcher = std::make_unique<Batcher>(std::make_unique<FakeBackend>(state), config);
+    batcher->load_network(testing::test_network(), testing::kTestNetworkConfig, testing::fake_weights());
   }
 };
 
@@ -222,28 +226,165 @@ TEST(Batcher, BackendFailureFailsEveryRequestOnce) {
   EXPECT_EQ(f.batcher->stats().eval_failures, 2u);
 }
 
-TEST(Batcher, NetworkIdsAreChecked) {
+TEST(Batcher, NetworksAreKeyedByDatabaseIdAndWeights) {
   Fixture f({1024, std::chrono::microseconds(2000)});
   const auto inputs = testing::random_histories(9, 2);
-  Outcome o = submit_eval(*f.batcher, inputs, 5).get();
+  protocol::NetworkKey a = testing::test_network(5, 1);
+  a.database = 100;
+  Outcome o = submit_eval(*f.batcher, inputs, a).get();
   EXPECT_FALSE(o.ok);
-  EXPECT_EQ(o.code, ErrorCode::kUnavailable);
-  EXPECT_NE(o.error.find("network 5 is not loaded"), std::string::npos) << o.error;
+  EXPECT_EQ(o.code, ErrorCode::kNotLoaded);
+  EXPECT_NE(o.error.find("network 5 (database 100, weights 0101"), std::string::npos) << o.error;
 
-  EXPECT_THROW(f.batcher->load_network(5, "{\"n\":5}", "garbage"), std::runtime_error);
-  EXPECT_EQ(f.batcher->network_id(), 0);
-  f.batcher->load_network(5, "{\"n\":5}", f.batcher->init_weights("{\"n\":5}", 1));
-  EXPECT_EQ(f.batcher->network_id(), 5);
-  EXPECT_EQ(f.batcher->network_json(), "{\"n\":5}");
-  // Mixed in one batch: the right network and the default pass, the wrong one fails.
-  auto good = submit_eval(*f.batcher, inputs, 5);
-  auto any = submit_eval(*f.batcher, inputs, 0);
-  auto bad = submit_eval(*f.batcher, inputs, 6);
-  EXPECT_TRUE(good.get().ok);
-  EXPECT_TRUE(any.get().ok);
-  Outcome b = bad.get();
-  EXPECT_FALSE(b.ok);
-  EXPECT_NE(b.error.find("serves network 5"), std::string::npos) << b.error;
+  EXPECT_THROW(f.batcher->load_network(a, "{\"n\":5}", "garbage"), std::invalid_argument);
+  EXPECT_EQ(f.batcher->find_network(a), nullptr);
+  f.batcher->load_network(a, "{\"n\":5}", f.batcher->init_weights("{\"n\":5}", 1));
+  EXPECT_TRUE(submit_eval(*f.batcher, inputs, a).get().ok);
+  // The same id in another database, or with other weights (an updated row), is another network.
+  protocol::NetworkKey other_database = a, other_weights = a;
+  other_database.database = 101;
+  other_weights.sha256[31] = 2;
+  EXPECT_EQ(submit_eval(*f.batcher, inputs, other_database).get().code, ErrorCode::kNotLoaded);
+  EXPECT_EQ(submit_eval(*f.batcher, inputs, other_weights).get().code, ErrorCode::kNotLoaded);
+  f.batcher->load_network(other_weights, "{\"n\":6}", f.batcher->init_weights("{\"n\":6}", 1));
+  {
+    std::lock_guard lock(f.state->mutex);
+    f.state->batch_networks.clear();
+  }
+  EXPECT_TRUE(submit_eval(*f.batcher, inputs, other_weights).get().ok);
+  EXPECT_TRUE(submit_eval(*f.batcher, inputs, a).get().ok);
+  std::lock_guard lock(f.state->mutex);
+  EXPECT_EQ(f.state->batch_networks, (std::vector<std::string>{"{\"n\":6}", "{\"n\":5}"}));
+}
+
+TEST(Batcher, ABatchOfSeveralNetworksRunsOncePerNetwork) {
+  Fixture f({1024, std::chrono::microseconds(50'000)});
+  const auto b = testing::test_network(2);
+  f.batcher->load_network(b, "{\"b\":1}", testing::fake_weights("{\"b\":1}"));
+  {
+    std::lock_guard lock(f.state->mutex);
+    f.state->batch_networks.clear();
+    f.state->batch_sizes.clear();
+  }
+  auto x = submit_eval(*f.batcher, testing::random_histories(1, 3));
+  auto y = submit_eval(*f.batcher, testing::random_histories(2, 4), b);
+  auto z = submit_eval(*f.batcher, testing::random_histories(3, 5));
+  Outcome ox = x.get(), oy = y.get(), oz = z.get();
+  ASSERT_TRUE(ox.ok && oy.ok && oz.ok);
+  expect_results(testing::random_histories(2, 4), oy.results);
+  expect_results(testing::random_histories(3, 5), oz.results);
+  std::lock_guard lock(f.state->mutex);
+  EXPECT_EQ(f.state->batch_networks, (std::vector<std::string>{testing::kTestNetworkConfig, "{\"b\":1}"}));
+  EXPECT_EQ(f.state->batch_sizes, (std::vector<int>{8, 4}));
+}
+
+TEST(Batcher, HoldsSeveralNetworksLeastRecentlyUsedOutFirst) {
+  BatcherConfig config{1024, std::chrono::microseconds(1000)};
+  config.network_memory = (5u << 20) / 2;  // two networks of 1 MiB fit, three do not
+  Fixture f(config);
+  const auto one = testing::test_network(), two = testing::test_network(2), three = testing::test_network(3);
+  f.batcher->load_network(two, "{}", testing::fake_weights());
+  EXPECT_NE(f.batcher->find_network(one), nullptr);  // now the most recently used
+  f.batcher->load_network(three, "{}", testing::fake_weights());
+  EXPECT_NE(f.batcher->find_network(one), nullptr);
+  EXPECT_EQ(f.batcher->find_network(two), nullptr);  // the least recently used went
+  EXPECT_NE(f.batcher->find_network(three), nullptr);
+  const auto held = f.batcher->networks().stats();
+  EXPECT_EQ(held.held, 2u);
+  EXPECT_EQ(held.evictions, 1u);
+  EXPECT_EQ(held.bytes, 2u << 20);
+  // Alternating between the two held networks reloads nothing.
+  const int loads = f.state->loads.load();
+  for (int i = 0; i < 10; ++i) {
+    EXPECT_TRUE(submit_eval(*f.batcher, testing::random_histories(i, 1), i % 2 ? one : three).get().ok);
+    f.batcher->load_network(i % 2 ? one : three, "{}", testing::fake_weights());  // already held: no load
+  }
+  EXPECT_EQ(f.state->loads.load(), loads);
+  // The JSON lists them most recent first, and only one database's on request.
+  const std::string json = f.batcher->networks().json(0);
+  EXPECT_EQ(json.find("\"id\":1"), json.find("\"id\":"));  // one was used last
+  EXPECT_EQ(f.batcher->networks().json(7), "[]");
+}
+
+TEST(Batcher, ANetworkLargerThanTheBudgetIsRefused) {
+  BatcherConfig config{1024, std::chrono::microseconds(1000)};
+  config.network_memory = 2u << 20;
+  Fixture f(config);
+  f.state->network_bytes = 3u << 20;
+  try {
+    f.batcher->load_network(testing::test_network(9), "{}", testing::fake_weights());
+    FAIL() << "a 3 MiB network loaded into a 2 MiB budget";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("more than the worker's whole network memory budget"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_NE(f.batcher->find_network(testing::test_network()), nullptr);  // nothing else was dropped
+}
+
+TEST(Batcher, ConcurrentLoadsOfOneNetworkParseItOnce) {
+  Fixture f({1024, std::chrono::microseconds(1000)});
+  f.state->load_delay_ms = 100;
+  const int before = f.state->loads.load();
+  std::vector<std::thread> threads;
+  std::atomic<int> same{0};
+  std::shared_ptr<const LoadedNetwork> first;
+  std::mutex m;
+  for (int i = 0; i < 4; ++i)
+    threads.emplace_back([&] {
+      auto n = f.batcher->load_network(testing::test_network(4), "{}", testing::fake_weights());
+      std::lock_guard lock(m);
+      if (!first) first = n;
+      if (n == first) ++same;
+    });
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(f.state->loads.load(), before + 1);
+  EXPECT_EQ(same.load(), 4);
+  // A failed load is shared the same way, and leaves nothing behind.
+  std::vector<std::future<bool>> failed;
+  for (int i = 0; i < 3; ++i)
+    failed.push_back(std::async(std::launch::async, [&] {
+      try {
+        f.batcher->load_network(testing::test_network(5), "{}", "garbage");
+      } catch (const std::invalid_argument&) {
+        return true;
+      }
+      return false;
+    }));
+  for (auto& r : failed) EXPECT_TRUE(r.get());
+  EXPECT_EQ(f.batcher->find_network(testing::test_network(5)), nullptr);
+}
+
+TEST(Batcher, AJobKeepsItsNetworkWhenItIsEvicted) {
+  BatcherConfig config{1024, std::chrono::microseconds(100'000)};
+  config.network_memory = 1u << 20;  // one network at a time
+  Fixture f(config);
+  const auto inputs = testing::random_histories(5, 3);
+  auto queued = submit_eval(*f.batcher, inputs);  // waits for its deadline
+  f.batcher->load_network(testing::test_network(2), "{\"other\":1}", testing::fake_weights("{\"other\":1}"));
+  EXPECT_EQ(f.batcher->find_network(testing::test_network()), nullptr);  // evicted meanwhile
+  Outcome o = queued.get();
+  ASSERT_TRUE(o.ok) << o.error;
+  expect_results(inputs, o.results);
+  std::lock_guard lock(f.state->mutex);
+  EXPECT_EQ(f.state->batch_networks.back(), testing::kTestNetworkConfig);
+}
+
+TEST(Batcher, RepetitionsReachTheEncoder) {
+  Fixture f({1024, std::chrono::microseconds(1000)});
+  const auto inputs = testing::random_histories(11, 2);
+  auto promise = std::make_shared<std::promise<std::vector<EvalResult>>>();
+  EvalJob job;
+  job.key = testing::test_network();
+  job.network = f.batcher->find_network(job.key);
+  job.inputs = inputs;
+  job.repetitions = {2, 0};
+  job.done = [promise](std::vector<EvalResult>&& r) { promise->set_value(std::move(r)); };
+  job.fail = [promise](ErrorCode, const std::string& m) { promise->set_exception(std::make_exception_ptr(std::runtime_error(m))); };
+  f.batcher->submit(std::move(job));
+  const auto results = promise->get_future().get();
+  EXPECT_EQ(results[0].win, testing::expected_result(inputs[0], 2).win);
+  EXPECT_NE(results[0].win, testing::expected_result(inputs[0], 0).win);
+  EXPECT_EQ(results[1].win, testing::expected_result(inputs[1], 0).win);
 }
 
 TEST(Batcher, StopFailsQueuedRequests) {
@@ -264,7 +405,7 @@ TEST(Batcher, EmptyAndCancelledRequests) {
   EXPECT_TRUE(empty.ok);
   EXPECT_TRUE(empty.results.empty());
   auto cancel = std::make_shared<std::atomic<bool>>(false);
-  auto dropped = submit_eval(*f.batcher, testing::random_histories(1, 4), 0, cancel);
+  auto dropped = submit_eval(*f.batcher, testing::random_histories(1, 4), testing::test_network(), cancel);
   cancel->store(true);
   auto kept = submit_eval(*f.batcher, testing::random_histories(2, 3));
   EXPECT_TRUE(kept.get().ok);

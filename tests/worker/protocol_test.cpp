@@ -23,6 +23,14 @@ const char* kKiwipete = "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R
 
 bool same_board(const Board& a, const Board& b) { return chess::pack(a) == chess::pack(b); }
 
+NetworkKey key(std::int64_t id) {
+  NetworkKey k;
+  k.database = 16384;
+  k.id = id;
+  k.sha256.fill(0x5a);
+  return k;
+}
+
 // Encodes a frame, checks its header, and decodes the payload back.
 template <class M>
 M round_trip(const M& m, std::uint32_t id = 42) {
@@ -33,7 +41,7 @@ M round_trip(const M& m, std::uint32_t id = 42) {
   EXPECT_EQ(h.request_id, id);
   EXPECT_EQ(h.payload_length, frame.size() - kHeaderSize);
   EXPECT_EQ(std::memcmp(frame.data(), "PGMW", 4), 0);
-  EXPECT_EQ(frame[4], 1);
+  EXPECT_EQ(frame[4], kVersion);
   EXPECT_EQ(frame[5], 0);
   return decode_payload<M>(std::span<const std::uint8_t>(frame).subspan(kHeaderSize));
 }
@@ -52,13 +60,13 @@ std::vector<std::pair<MessageType, Bytes>> sample_frames() {
   add(CheckersPerftReply{845931});
   add(LegalMovesRequest{{start, kiwi}});
   add(LegalMovesReply{{{Move(12, 28), Move(6, 21)}, {}}});
-  add(EvaluateRequest{5, {{kiwi}, {kiwi, start}}});
-  add(EvaluateReply{{EvalResult{0.5f, 0.25f, 0.25f, {Move(12, 28)}, {1.0f}}, EvalResult{}}});
-  add(LoadNetworkRequest{9, "{\"blocks\":2}", std::string("\0\1\2weights", 10)});
+  add(EvaluateRequest{key(5), {{kiwi}, {kiwi, start}}, {0, 2}});
+  add(EvaluateReply{key(5), {EvalResult{0.5f, 0.25f, 0.25f, {Move(12, 28)}, {1.0f}}, EvalResult{}}});
+  add(LoadNetworkRequest{key(9), "{\"blocks\":2}", std::string("\0\1\2weights", 10)});
   add(LoadNetworkReply{});
   add(InitWeightsRequest{"{\"blocks\":2}", 1234});
   add(InitWeightsReply{"bytes"});
-  add(StatusRequest{});
+  add(StatusRequest{16384});
   add(StatusReply{"{\"device\":\"cpu\"}"});
   add(ErrorReply{ErrorCode::kBadRequest, "nope"});
   return out;
@@ -127,19 +135,27 @@ TEST(WorkerProtocol, RoundTripsEveryMessage) {
   lmr.moves.emplace_back();
   EXPECT_EQ(round_trip(lmr).moves, lmr.moves);
 
-  EvaluateRequest ev{-3, {{kiwi}, {ep, start, kiwi, start}}};
+  NetworkKey k = key(3);
+  k.database = 0xFFFFFFFF;
+  k.sha256[0] = 0x12;
+  k.sha256[31] = 0xfe;
+  EvaluateRequest ev{k, {{kiwi}, {ep, start, kiwi, start}}, {2, 1}};
   auto ev2 = round_trip(ev);
-  EXPECT_EQ(ev2.network_id, -3);
+  EXPECT_EQ(ev2.network, k);
+  EXPECT_EQ(ev2.repetitions, (std::vector<std::uint8_t>{2, 1}));
+  EXPECT_EQ(round_trip(EvaluateRequest{k, {{kiwi}}}).repetitions, std::vector<std::uint8_t>{0});
   ASSERT_EQ(ev2.inputs.size(), 2u);
   ASSERT_EQ(ev2.inputs[1].size(), 4u);
   for (std::size_t i = 0; i < ev.inputs.size(); ++i)
     for (std::size_t j = 0; j < ev.inputs[i].size(); ++j) EXPECT_TRUE(same_board(ev2.inputs[i][j], ev.inputs[i][j]));
 
   EvaluateReply er;
+  er.network = k;
   er.results.push_back(EvalResult{0.7f, 0.2f, 0.1f, lmr.moves[1], std::vector<float>(lmr.moves[1].size(), 0.02f)});
   er.results.push_back(EvalResult{0.f, 1.f, 0.f, {}, {}});
   auto er2 = round_trip(er);
   ASSERT_EQ(er2.results.size(), 2u);
+  EXPECT_EQ(er2.network, k);
   EXPECT_EQ(er2.results[0].win, 0.7f);
   EXPECT_EQ(er2.results[0].draw, 0.2f);
   EXPECT_EQ(er2.results[0].loss, 0.1f);
@@ -149,15 +165,15 @@ TEST(WorkerProtocol, RoundTripsEveryMessage) {
 
   std::string weights(100000, '\0');
   for (std::size_t i = 0; i < weights.size(); ++i) weights[i] = char(i * 7);
-  auto ln = round_trip(LoadNetworkRequest{1ll << 40, "{\"x\":1}", weights});
-  EXPECT_EQ(ln.id, 1ll << 40);
+  auto ln = round_trip(LoadNetworkRequest{key(1ll << 40), "{\"x\":1}", weights});
+  EXPECT_EQ(ln.network.id, 1ll << 40);
   EXPECT_EQ(ln.config, "{\"x\":1}");
   EXPECT_EQ(ln.weights, weights);
   round_trip(LoadNetworkReply{});
   auto iw = round_trip(InitWeightsRequest{"{}", ~0ull});
   EXPECT_EQ(iw.seed, ~0ull);
   EXPECT_EQ(round_trip(InitWeightsReply{weights}).weights, weights);
-  round_trip(StatusRequest{});
+  EXPECT_EQ(round_trip(StatusRequest{77}).database, 77u);
   EXPECT_EQ(round_trip(StatusReply{"{\"a\":[1,2]}"}).json, "{\"a\":[1,2]}");
   auto err = round_trip(ErrorReply{ErrorCode::kUnavailable, "no GPU available"});
   EXPECT_EQ(err.code, ErrorCode::kUnavailable);
@@ -166,7 +182,7 @@ TEST(WorkerProtocol, RoundTripsEveryMessage) {
 
 TEST(WorkerProtocol, WireLayoutIsLittleEndianAndFixed) {
   const Bytes f = encode_frame(0x01020304, PerftReply{0x1122334455667788ull});
-  const Bytes expected = {'P', 'G', 'M', 'W', 1, 0, 0x02, 0x80, 4, 3, 2, 1, 8, 0, 0, 0,
+  const Bytes expected = {'P', 'G', 'M', 'W', 2, 0, 0x02, 0x80, 4, 3, 2, 1, 8, 0, 0, 0,
                           0x88, 0x77, 0x66, 0x55, 0x44, 0x33, 0x22, 0x11};
   EXPECT_EQ(f, expected);
   // PERFT: 32-byte packed board, depth, device.
@@ -177,6 +193,17 @@ TEST(WorkerProtocol, WireLayoutIsLittleEndianAndFixed) {
   EXPECT_EQ(std::memcmp(p.data() + kHeaderSize, packed.data(), 32), 0);
   EXPECT_EQ(p[kHeaderSize + 32], 5);
   EXPECT_EQ(p[kHeaderSize + 33], 0);
+  // EVALUATE: u32 database, i64 id, 32-byte hash, u32 count, then per input u8 history
+  // count, u8 repetitions and the boards.
+  NetworkKey k;
+  k.database = 0x0A0B0C0D;
+  k.id = 0x0102;
+  for (int i = 0; i < 32; ++i) k.sha256[std::size_t(i)] = std::uint8_t(i);
+  const Bytes e = encode_payload(EvaluateRequest{k, {{start}}, {2}});
+  ASSERT_EQ(e.size(), 4u + 8 + 32 + 4 + 2 + 32);
+  EXPECT_EQ(Bytes(e.begin(), e.begin() + 14), (Bytes{0x0D, 0x0C, 0x0B, 0x0A, 0x02, 0x01, 0, 0, 0, 0, 0, 0, 0, 1}));
+  EXPECT_EQ(e[12 + 31], 31);
+  EXPECT_EQ(Bytes(e.begin() + 44, e.begin() + 50), (Bytes{1, 0, 0, 0, 1, 2}));
 }
 
 TEST(WorkerProtocol, CheckersPerftRoundTripsAndHasAFixedLayout) {
@@ -319,13 +346,15 @@ TEST(WorkerProtocol, RejectsBadHeaders) {
     EXPECT_NE(std::string(e.what()).find("magic"), std::string::npos) << e.what();
   }
 
-  bad = good;
-  bad[4] = 2;
-  try {
-    decode_header(bad);
-    ADD_FAILURE() << "version 2 accepted";
-  } catch (const ProtocolError& e) {
-    EXPECT_NE(std::string(e.what()).find("version 2"), std::string::npos) << e.what();
+  for (std::uint8_t version : {1, 3}) {  // 1: the protocol before networks had keys
+    bad = good;
+    bad[4] = version;
+    try {
+      decode_header(bad);
+      ADD_FAILURE() << "version " << int(version) << " accepted";
+    } catch (const ProtocolError& e) {
+      EXPECT_NE(std::string(e.what()).find("version " + std::to_string(version)), std::string::npos) << e.what();
+    }
   }
 
   for (std::uint16_t type : {0, 9, 0x7FFF, 0x8000, 0x8009, 0xFFFE}) {
@@ -412,21 +441,31 @@ TEST(WorkerProtocol, RejectsCountMismatchesAndBadFields) {
     std::memcpy(p.data(), &count, 4);
     EXPECT_THROW(decode_payload<LegalMovesRequest>(p), ProtocolError);
   }
-  // EVALUATE: count 2 with one input; history counts 0 and 5; count far beyond the bytes.
+  // EVALUATE: count 2 with one input; history counts 0 and 5; repetitions 3; count far
+  // beyond the bytes; network ids 0 and negative.
   {
-    Bytes p = encode_payload(EvaluateRequest{0, {{start}}});
+    Bytes p = encode_payload(EvaluateRequest{key(1), {{start}}});
     std::uint32_t two = 2;
-    std::memcpy(p.data() + 8, &two, 4);
+    std::memcpy(p.data() + 44, &two, 4);
     EXPECT_THROW(decode_payload<EvaluateRequest>(p), ProtocolError);
     for (std::uint8_t n : {0, 5, 255}) {
-      Bytes q = encode_payload(EvaluateRequest{0, {{start}}});
-      q[12] = n;
+      Bytes q = encode_payload(EvaluateRequest{key(1), {{start}}});
+      q[48] = n;
       EXPECT_THROW(decode_payload<EvaluateRequest>(q), ProtocolError) << int(n);
     }
-    Bytes r = encode_payload(EvaluateRequest{0, {{start}}});
+    Bytes reps = encode_payload(EvaluateRequest{key(1), {{start}}});
+    reps[49] = 3;
+    EXPECT_THROW(decode_payload<EvaluateRequest>(reps), ProtocolError);
+    Bytes r = encode_payload(EvaluateRequest{key(1), {{start}}});
     std::uint32_t huge = 8000;
-    std::memcpy(r.data() + 8, &huge, 4);
+    std::memcpy(r.data() + 44, &huge, 4);
     EXPECT_THROW(decode_payload<EvaluateRequest>(r), ProtocolError);
+    for (std::int64_t id : {std::int64_t(0), std::int64_t(-3)}) {
+      Bytes z = encode_payload(EvaluateRequest{key(1), {{start}}});
+      std::memcpy(z.data() + 4, &id, 8);
+      EXPECT_THROW(decode_payload<EvaluateRequest>(z), ProtocolError) << id;
+      EXPECT_THROW(encode_payload(EvaluateRequest{key(id), {{start}}}), ProtocolError) << id;
+    }
   }
   // PERFT: depth and device out of range.
   {
@@ -453,13 +492,13 @@ TEST(WorkerProtocol, RejectsCountMismatchesAndBadFields) {
     const std::uint16_t n = 257;
     std::memcpy(p.data() + 4, &n, 2);
     EXPECT_THROW(decode_payload<LegalMovesReply>(p), ProtocolError);
-    Bytes q = encode_payload(EvaluateReply{{EvalResult{}}});
+    Bytes q = encode_payload(EvaluateReply{key(1), {EvalResult{}}});
     const std::uint32_t count = 2;
-    std::memcpy(q.data(), &count, 4);
+    std::memcpy(q.data() + 44, &count, 4);
     EXPECT_THROW(decode_payload<EvaluateReply>(q), ProtocolError);
   }
   // Encoders refuse what the decoders would refuse.
-  EXPECT_THROW(encode_payload(EvaluateRequest{0, {{}}}), ProtocolError);
+  EXPECT_THROW(encode_payload(EvaluateRequest{key(1), {{}}}), ProtocolError);
   EXPECT_THROW(encode_payload(PerftRequest{start, 21, PerftDevice::kCpu}), ProtocolError);
 }
 
@@ -486,8 +525,8 @@ TEST(WorkerProtocol, RejectsInvalidPackedBoards) {
   Bytes perft = encode_payload(PerftRequest{start, 1, PerftDevice::kCpu});
   perft[30] = 1;
   EXPECT_THROW(decode_payload<PerftRequest>(perft), ProtocolError);
-  Bytes ev = encode_payload(EvaluateRequest{0, {{start, start}}});
-  ev[13 + 32 + 31] = 7;  // second board of the input
+  Bytes ev = encode_payload(EvaluateRequest{key(1), {{start, start}}});
+  ev[50 + 32 + 31] = 7;  // second board of the input
   try {
     decode_payload<EvaluateRequest>(ev);
     ADD_FAILURE();

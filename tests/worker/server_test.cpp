@@ -72,6 +72,7 @@ struct TestServer {
     if (tweak) tweak(config);
     server = std::make_unique<Server>(config, std::make_unique<FakeBackend>(state));
     server->start();
+    client().load_network(testing::test_network(), testing::kTestNetworkConfig, testing::fake_weights());
   }
   ~TestServer() {
     if (server) server->stop();
@@ -102,6 +103,11 @@ std::vector<EvalInput> to_inputs(const std::vector<std::vector<chess::Board>>& h
   std::vector<EvalInput> out;
   for (const auto& h : histories) out.push_back(EvalInput{h});
   return out;
+}
+
+std::vector<EvalOutput> eval(WorkerClient& client, const std::vector<EvalInput>& inputs,
+                             const NetworkKey& network = testing::test_network()) {
+  return client.evaluate(inputs, network).outputs;
 }
 
 // ---- raw sockets, for what a well-behaved client never sends ----
@@ -243,7 +249,7 @@ TEST(WorkerServer, ConcurrentClientsGetBatchedAndTheirOwnResults) {
         WorkerClient client = ts.client();
         for (int r = 0; r < kRounds; ++r) {
           const auto inputs = to_inputs(testing::random_histories(977 * t + r, 1 + (t + r) % 3));
-          expect_eval(inputs, client.evaluate(inputs));
+          expect_eval(inputs, eval(client, inputs));
         }
       } catch (const std::exception& e) {
         ++errors;
@@ -271,11 +277,11 @@ TEST(WorkerServer, DeadlineFlushesALoneRequestWithinMilliseconds) {
   TestServer ts;  // deadline 1 ms
   WorkerClient client = ts.client();
   const auto inputs = to_inputs(testing::random_histories(11, 1));
-  client.evaluate(inputs);  // warm up
+  eval(client, inputs);  // warm up
   double best = 1e9;
   for (int i = 0; i < 5; ++i) {
     const auto t0 = std::chrono::steady_clock::now();
-    expect_eval(inputs, client.evaluate(inputs));
+    expect_eval(inputs, eval(client, inputs));
     best = std::min(best, ms_since(t0));
   }
   EXPECT_LT(best, 20.0);
@@ -286,20 +292,20 @@ TEST(WorkerServer, DeadlineFlushesALoneRequestWithinMilliseconds) {
 TEST(WorkerServer, EvaluateEdgeCases) {
   TestServer ts([](ServerConfig& c) { c.batcher.max_batch = 64; });
   WorkerClient client = ts.client();
-  EXPECT_TRUE(client.evaluate({}).empty());
+  EXPECT_TRUE(eval(client, {}).empty());
   // Larger than a batch and than one request (the client splits at 8192 inputs).
   const auto big = to_inputs(testing::random_histories(3, 9000));
-  expect_eval(big, client.evaluate(big));
+  expect_eval(big, eval(client, big));
   for (int s : ts.state->sizes()) EXPECT_LE(s, 64);
   // Positions without legal moves.
   const auto mate = chess::parse_fen("rnb1kbnr/pppp1ppp/8/4p3/6Pq/5P2/PPPPP2P/RNBQKBNR w KQkq - 1 3");
-  const auto out = client.evaluate({EvalInput{{mate}}});
+  const auto out = eval(client, {EvalInput{{mate}}});
   ASSERT_EQ(out.size(), 1u);
   EXPECT_TRUE(out[0].moves.empty());
   EXPECT_TRUE(out[0].priors.empty());
   // Bad inputs are refused before they leave the client.
-  EXPECT_THROW(client.evaluate({EvalInput{}}), WorkerError);
-  EXPECT_THROW(client.evaluate({EvalInput{std::vector<chess::Board>(5, mate)}}), WorkerError);
+  EXPECT_THROW(eval(client, {EvalInput{}}), WorkerError);
+  EXPECT_THROW(eval(client, {EvalInput{std::vector<chess::Board>(5, mate)}}), WorkerError);
 }
 
 TEST(WorkerServer, PerftMatchesCore) {
@@ -373,6 +379,40 @@ std::vector<checkers::Board> checkers_king_positions() {
     if (checkers::popcount(b.kings) >= 2 && checkers::has_legal_move(b) && ++taken % 7 == 0 && out.size() < 12)
       out.push_back(b);
   return out;
+}
+
+// One connection's deep perft is split into many short tasks, and the pool serves the
+// connections in turn: another connection's small perft is answered while the deep one is
+// still running (with first-come first-served it would wait for all of the deep one's tasks).
+TEST(WorkerServer, PerftSharesThePoolBetweenConnections) {
+  TestServer ts([](ServerConfig& c) { c.threads = 2; });
+  std::atomic<bool> stop_deep{false}, deep_returned{false};
+  struct Stopped {};
+  std::thread deep([&] {
+    ClientOptions o = ts.options();
+    o.request_timeout = 600000ms;
+    o.poll = [&] {
+      if (stop_deep) throw Stopped{};
+    };
+    WorkerClient c(o);
+    try {
+      c.perft(chess::parse_fen(kKiwipete), 7, Device::kCpu);  // hundreds of seconds on two threads
+    } catch (const Stopped&) {
+    }
+    deep_returned = true;
+  });
+  WorkerClient observer = ts.client();
+  for (int i = 0; i < 500; ++i) {
+    if (observer.status_json().find("\"perft_running\":2") != std::string::npos) break;
+    std::this_thread::sleep_for(10ms);
+  }
+  ClientOptions o = ts.options();
+  o.request_timeout = 120000ms;
+  WorkerClient small(o);
+  EXPECT_EQ(small.perft(chess::parse_fen("startpos"), 5, Device::kCpu), 4865609u);
+  EXPECT_FALSE(deep_returned.load()) << "the deep perft ended first: the test proves nothing";
+  stop_deep = true;
+  deep.join();
 }
 
 TEST(WorkerServer, CheckersPerftMatchesCore) {
@@ -548,37 +588,36 @@ TEST(WorkerServer, NetworkManagement) {
   const std::string cfg = "{\"blocks\":4,\"filters\":32}";
   const std::string weights = client.init_network_weights(cfg, 99);
   EXPECT_EQ(weights, "fake-weights:" + cfg + ":99");
-  client.load_network(7, cfg, weights);
+  NetworkKey seven = testing::test_network(7, 0xab);
+  seven.database = 16384;
+  client.load_network(seven, cfg, weights);
   const std::string status = client.status_json();
-  EXPECT_NE(status.find("\"network_id\":7"), std::string::npos) << status;
-  EXPECT_NE(status.find("\"network\":" + cfg), std::string::npos) << status;
+  EXPECT_NE(status.find("{\"database\":16384,\"id\":7,\"sha256\":\"abab"), std::string::npos) << status;
+  EXPECT_NE(status.find("\"config\":" + cfg), std::string::npos) << status;
+  EXPECT_NE(status.find("\"networks_held\":2"), std::string::npos) << status;
+  // Another database's status does not show it.
+  EXPECT_EQ(client.status_json(16385).find("\"id\":7"), std::string::npos);
   const auto inputs = to_inputs(testing::random_histories(5, 3));
-  expect_eval(inputs, client.evaluate(inputs, 7));
-  try {
-    client.evaluate(inputs, 8);
-    ADD_FAILURE() << "network 8 accepted";
-  } catch (const WorkerError& e) {
-    EXPECT_NE(std::string(e.what()).find("network 8 is not loaded"), std::string::npos) << e.what();
+  const EvalReply reply = client.evaluate(inputs, seven);
+  expect_eval(inputs, reply.outputs);
+  EXPECT_EQ(reply.network, seven);
+  // The same id in another database or with other weights is not served.
+  for (NetworkKey other : {testing::test_network(7, 0xab), testing::test_network(7, 0xac), testing::test_network(8, 0xab)}) {
+    other.database = other.sha256[0] == 0xab && other.id == 7 ? 16385 : 16384;
+    EXPECT_THROW(client.evaluate(inputs, other), NetworkNotLoaded) << other.describe();
   }
   try {
-    client.load_network(9, cfg, "not weights");
+    client.load_network(testing::test_network(9), cfg, "not weights");
     ADD_FAILURE() << "bad weights accepted";
   } catch (const WorkerError& e) {
     EXPECT_NE(std::string(e.what()).find("cannot load network 9"), std::string::npos) << e.what();
   }
-  EXPECT_NE(client.status_json().find("\"network_id\":7"), std::string::npos);
   bool logged = false;
   {
     std::lock_guard lock(ts.log_mutex);
-    for (const auto& l : ts.logs) logged |= l.find("loaded network 7") != std::string::npos;
+    for (const auto& l : ts.logs) logged |= l.find("holds network 7 (database 16384") != std::string::npos;
   }
   EXPECT_TRUE(logged);
-  // With no network at all, evaluation fails with the backend's message.
-  {
-    std::lock_guard lock(ts.state->mutex);
-    ts.state->loaded = false;
-  }
-  EXPECT_THROW(client.evaluate(inputs), WorkerError);
 }
 
 // MCTS through the worker: priors land on the right moves, a network the worker does not
@@ -587,14 +626,10 @@ TEST(WorkerServer, NetworkManagement) {
 TEST(WorkerServer, WorkerEvaluatorServesSelfPlay) {
   TestServer ts;
   WorkerClient client = ts.client();
-  {
-    std::lock_guard lock(ts.state->mutex);
-    ts.state->loaded = false;
-  }
   int loads = 0;
-  WorkerEvaluator evaluator(client, 5, [&](std::int64_t id) {
+  WorkerEvaluator evaluator(client, testing::test_network(5), [&](const NetworkKey& key) {
     ++loads;
-    client.load_network(id, "{}", client.init_network_weights("{}", 1));
+    client.load_network(key, "{}", client.init_network_weights("{}", 1));
   });
   EXPECT_EQ(evaluator.name(), "network 5");
   const auto histories = testing::random_histories(4, 2);
@@ -644,7 +679,7 @@ TEST(WorkerServer, OversizedWeightsAreRefusedWithAClearError) {
   TestServer ts([](ServerConfig& c) { c.limits.max_large_payload = 1u << 20; });
   WorkerClient client = ts.client();
   try {
-    client.load_network(1, "{}", std::string(3u << 20, 'w'));
+    client.load_network(testing::test_network(), "{}", std::string(3u << 20, 'w'));
     ADD_FAILURE() << "a 3 MiB frame passed a 1 MiB limit";
   } catch (const WorkerError& e) {
     EXPECT_NE(std::string(e.what()).find("exceeds the limit"), std::string::npos) << e.what();
@@ -724,13 +759,14 @@ TEST(WorkerServer, ServerKilledMidRequestGivesUnavailable) {
     }
   }
   ASSERT_TRUE(client) << "the forked worker never came up";
+  client->load_network(testing::test_network(), testing::kTestNetworkConfig, testing::fake_weights());
   std::thread killer([pid] {
     std::this_thread::sleep_for(200ms);
     kill(pid, SIGKILL);
   });
   const auto t0 = std::chrono::steady_clock::now();
   try {
-    client->evaluate(to_inputs(testing::random_histories(1, 2)));
+    eval(*client, to_inputs(testing::random_histories(1, 2)));
     ADD_FAILURE() << "evaluate returned from a killed worker";
   } catch (const WorkerUnavailable& e) {
     EXPECT_NE(std::string(e.what()).find("closed the connection"), std::string::npos) << e.what();
@@ -788,7 +824,7 @@ TEST(WorkerServer, PollHookThrowingAbortsTheWait) {
     if (ms_since(t0) > 50) throw Cancelled{};
   };
   WorkerClient client(o);
-  EXPECT_THROW(client.evaluate(to_inputs(testing::random_histories(2, 1))), Cancelled);
+  EXPECT_THROW(eval(client, to_inputs(testing::random_histories(2, 1))), Cancelled);
   EXPECT_LT(ms_since(t0), 1500);  // a bound on hanging, not a speed test
   EXPECT_GE(calls, 3);  // every ~10 ms
   // The connection was closed; the next call reconnects and works.
@@ -805,7 +841,7 @@ TEST(WorkerServer, RequestTimeout) {
   WorkerClient client(o);
   const auto t0 = std::chrono::steady_clock::now();
   try {
-    client.evaluate(to_inputs(testing::random_histories(2, 1)));
+    eval(client, to_inputs(testing::random_histories(2, 1)));
     ADD_FAILURE();
   } catch (const WorkerUnavailable& e) {
     EXPECT_NE(std::string(e.what()).find("timed out"), std::string::npos) << e.what();
@@ -837,7 +873,7 @@ TEST(WorkerServer, TcpNeedsTheToken) {
   WorkerClient good(o);
   EXPECT_EQ(good.perft(chess::parse_fen("startpos"), 3), 8902u);
   const auto inputs = to_inputs(testing::random_histories(8, 2));
-  expect_eval(inputs, good.evaluate(inputs));
+  expect_eval(inputs, eval(good, inputs));
 
   // A raw TCP client skipping HELLO is refused and disconnected.
   UniqueFd raw = raw_tcp(port);
@@ -941,7 +977,7 @@ TEST(WorkerServer, ShutdownFailsQueuedRequestsAndAnswersTheRunningBatch) {
   auto run_client = [&](int seed) {
     try {
       WorkerClient c = ts->client();
-      c.evaluate(to_inputs(testing::random_histories(seed, 1)));
+      eval(c, to_inputs(testing::random_histories(seed, 1)));
       ++got_result;
     } catch (const WorkerUnavailable& e) {
       ++got_unavailable;
@@ -1011,11 +1047,11 @@ TEST(WorkerServer, LatencyAndThroughput) {
     TestServer ts([&](ServerConfig& c) { c.batcher.deadline = std::chrono::microseconds(deadline_us); });
     WorkerClient client = ts.client();
     const auto one = to_inputs(testing::random_histories(1, 1));
-    for (int i = 0; i < 20; ++i) client.evaluate(one);
+    for (int i = 0; i < 20; ++i) eval(client, one);
     std::vector<double> samples;
     for (int i = 0; i < 200; ++i) {
       const auto t0 = std::chrono::steady_clock::now();
-      client.evaluate(one);
+      eval(client, one);
       samples.push_back(ms_since(t0) * 1000);
     }
     std::sort(samples.begin(), samples.end());
@@ -1033,7 +1069,7 @@ TEST(WorkerServer, LatencyAndThroughput) {
         WorkerClient c = ts.client();
         const auto in = to_inputs(testing::random_histories(100 + t, 1));
         while (go) {
-          c.evaluate(in);
+          eval(c, in);
           ++requests;
         }
       });

@@ -54,8 +54,10 @@ struct FakeState {
   std::atomic<int> delay_ms{0};
   std::atomic<int> runs{0};
   std::atomic<bool> fail_runs{false};
-  std::string config = "{\"fake\":true}";
-  bool loaded = true;
+  std::atomic<int> load_delay_ms{0};
+  std::atomic<int> loads{0};
+  std::atomic<std::size_t> network_bytes{std::size_t(1) << 20};
+  std::vector<std::string> batch_networks;  // per batch run: its network's configuration
 
   std::vector<int> sizes() {
     std::lock_guard lock(mutex);
@@ -68,28 +70,37 @@ struct FakeState {
   }
 };
 
+// A fake network: its configuration and the memory it claims to take.
+class FakeNetwork : public LoadedNetwork {
+ public:
+  FakeNetwork(std::string config, std::size_t bytes) : config_(std::move(config)), bytes_(bytes) {}
+  std::string config_json() const override { return config_; }
+  std::int64_t parameters() const override { return std::int64_t(bytes_ / 4); }
+  std::size_t memory_bytes() const override { return bytes_; }
+
+ private:
+  std::string config_;
+  std::size_t bytes_;
+};
+
 class FakeBackend : public EvalBackend {
  public:
   explicit FakeBackend(std::shared_ptr<FakeState> state) : state_(std::move(state)) {}
   std::string device() const override { return "fake"; }
-  std::string network_json() const override {
-    std::lock_guard lock(state_->mutex);
-    return state_->loaded ? state_->config : "null";
-  }
-  void load(const std::string& config, const std::string& weights) override {
-    if (weights.rfind("fake-weights:", 0) != 0) throw std::runtime_error("these are not fake weights");
-    std::lock_guard lock(state_->mutex);
-    state_->config = config;
-    state_->loaded = true;
+  std::shared_ptr<const LoadedNetwork> load(const std::string& config, const std::string& weights) override {
+    if (weights.rfind("fake-weights:", 0) != 0) throw std::invalid_argument("these are not fake weights");
+    if (int d = state_->load_delay_ms.load()) std::this_thread::sleep_for(std::chrono::milliseconds(d));
+    ++state_->loads;
+    return std::make_shared<FakeNetwork>(config, state_->network_bytes.load());
   }
   std::string init_weights(const std::string& config, std::uint64_t seed) override {
     return "fake-weights:" + config + ":" + std::to_string(seed);
   }
-  EvalBatchResult run(const EvalBatch& batch) override {
+  EvalBatchResult run(const LoadedNetwork& network, const EvalBatch& batch) override {
     {
       std::lock_guard lock(state_->mutex);
       state_->batch_sizes.push_back(batch.size);
-      if (!state_->loaded) throw std::runtime_error("no network loaded");
+      state_->batch_networks.push_back(network.config_json());
     }
     ++state_->runs;
     if (int d = state_->delay_ms.load()) std::this_thread::sleep_for(std::chrono::milliseconds(d));
@@ -109,10 +120,22 @@ class FakeBackend : public EvalBackend {
   std::shared_ptr<FakeState> state_;
 };
 
+// The network the test servers hold from the start (FakeBackend weights).
+inline protocol::NetworkKey test_network(std::int64_t id = 1, std::uint8_t version = 0) {
+  protocol::NetworkKey key;
+  key.id = id;
+  key.sha256.fill(version);
+  return key;
+}
+inline const std::string kTestNetworkConfig = "{\"fake\":true}";
+inline std::string fake_weights(const std::string& config = kTestNetworkConfig, std::uint64_t seed = 1) {
+  return "fake-weights:" + config + ":" + std::to_string(seed);
+}
+
 // What the fake network answers for one input, computed here independently of the server.
-inline protocol::EvalResult expected_result(const std::vector<chess::Board>& history) {
+inline protocol::EvalResult expected_result(const std::vector<chess::Board>& history, int repetitions = 0) {
   std::vector<float> planes(kPlaneFloats);
-  ::pgmate::nn::encode(history.data(), int(history.size()), planes.data());
+  ::pgmate::nn::encode(history.data(), int(history.size()), planes.data(), repetitions);
   protocol::EvalResult r;
   float wdl[3];
   fake_wdl(planes.data(), wdl);
