@@ -920,8 +920,8 @@ TEST(WorkerServer, MalformedFrames) {
     // Bad payloads: ERROR, and the connection keeps working.
     UniqueFd fd = raw_unix(ts.config.socket_path);
     Bytes status = protocol::encode_frame(5, protocol::StatusRequest{});
-    status[12] = 1;  // payload length 1 ...
-    status.push_back(0);  // ... one byte STATUS does not expect
+    status[12] = 5;  // payload length 5 ...
+    status.push_back(0);  // ... one byte more than STATUS expects
     send_bytes(fd.get(), status);
     auto e = expect_error(fd.get());
     EXPECT_EQ(e.code, ErrorCode::kBadRequest);
