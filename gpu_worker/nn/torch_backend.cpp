@@ -12,6 +12,10 @@
 // whose cores are busy with other work, fewer threads is much faster (OpenMP barriers wait
 // for descheduled threads): set PGMATE_NN_THREADS there.
 //
+// Weights: load() takes the safetensors bytes of network.h (load_network); init_weights()
+// refuses, before building anything, a configuration whose weights would exceed the
+// backend's max_weight_bytes (pgmate-worker passes its --max-weights-mb).
+//
 // Concurrency: run() may be called from several threads; load() swaps the served network
 // atomically (runs in flight finish on the network they started with).
 #include <algorithm>
@@ -132,8 +136,8 @@ struct Served {
 
 class TorchBackend final : public EvalBackend {
  public:
-  explicit TorchBackend(torch::Device device)
-      : device_(device), fp16_(device.is_cuda() && PGMATE_NN_HAVE_AUTOCAST && env_int("PGMATE_NN_FP16", 1) != 0) {
+  TorchBackend(torch::Device device, std::uint64_t max_weight_bytes)
+      : device_(device), max_weight_bytes_(max_weight_bytes), fp16_(device.is_cuda() && PGMATE_NN_HAVE_AUTOCAST && env_int("PGMATE_NN_FP16", 1) != 0) {
     configure_threads_once(device.is_cuda());
   }
 
@@ -161,7 +165,7 @@ class TorchBackend final : public EvalBackend {
   }
 
   std::string init_weights(const std::string& config_json, std::uint64_t seed) override {
-    return nn::init_network_bytes(nn::parse_network_config(config_json), seed);
+    return nn::init_network_bytes(nn::parse_network_config(config_json), seed, max_weight_bytes_);
   }
 
   EvalBatchResult run(const EvalBatch& batch) override {
@@ -248,6 +252,7 @@ class TorchBackend final : public EvalBackend {
   }
 
   const torch::Device device_;
+  const std::uint64_t max_weight_bytes_;
   const bool fp16_;
   mutable std::mutex mutex_;
   std::shared_ptr<const Served> served_;
@@ -255,8 +260,8 @@ class TorchBackend final : public EvalBackend {
 
 }  // namespace
 
-std::unique_ptr<EvalBackend> make_torch_backend(const std::string& device) {
-  return std::make_unique<TorchBackend>(parse_device(device));
+std::unique_ptr<EvalBackend> make_torch_backend(const std::string& device, std::uint64_t max_weight_bytes) {
+  return std::make_unique<TorchBackend>(parse_device(device), max_weight_bytes);
 }
 
 }  // namespace pgmate::worker
