@@ -225,7 +225,8 @@ int main(int argc, char** argv) {
   std::unique_ptr<Server> server;
   try {
     if (!opt.token_file.empty()) config.token = read_token(opt.token_file);
-    std::unique_ptr<EvalBackend> backend = make_torch_backend(opt.device);
+    std::unique_ptr<EvalBackend> backend =
+        make_torch_backend(opt.device, std::uint64_t(config.limits.max_large_payload));
     if (!backend) throw std::runtime_error("no evaluation backend for device " + opt.device);
     server = std::make_unique<Server>(std::move(config), std::move(backend));
   } catch (const std::exception& e) {

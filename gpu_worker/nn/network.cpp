@@ -2,23 +2,29 @@
 
 #include <dlfcn.h>
 
+#include <bit>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
-#include <set>
-#include <sstream>
 #include <stdexcept>
+#include <unordered_map>
 
 #include <torch/torch.h>
+
+#include "nn/safetensors.h"
 
 namespace pgmate::worker::nn {
 namespace {
 
-constexpr std::int64_t kFormatVersion = 1;
+// Tensor data is written as the machine holds it; the format wants little-endian.
+static_assert(std::endian::native == std::endian::little, "weights are read and written as little-endian floats");
+
+const char* const kFormatVersion = "2";
 const char* const kFormatKey = "pgmate_format";
 const char* const kConfigKey = "pgmate_config";
 const char* const kChecksumKey = "pgmate_checksum";
+const char* const kDtype = "F32";
 
 torch::nn::Conv2d conv(int in, int out, int kernel) {
   return torch::nn::Conv2d(torch::nn::Conv2dOptions(in, out, kernel).padding(kernel / 2).bias(false));
@@ -81,54 +87,50 @@ torch::Tensor linear_forward(torch::nn::Linear& linear, const torch::Tensor& x) 
   throw std::invalid_argument("network weights: " + what);
 }
 
-std::string shape_string(const torch::Tensor& t) {
-  std::ostringstream out;
-  out << t.sizes() << " " << t.dtype();
-  return out.str();
+// LibTorch's generator is process-wide: seeded builds (init_network_bytes) and the random
+// initialisation every build does (load_network) take turns.
+std::mutex& generator_mutex() {
+  static std::mutex mutex;
+  return mutex;
 }
 
-// Module::load without its silent reshaping: every parameter, buffer and child of `module`
-// must be in `archive` with the same shape and dtype, and nothing else may be there.
-void load_checked(torch::nn::Module& module, torch::serialize::InputArchive& archive, const std::string& path) {
-  std::set<std::string> expected;
-  auto load_tensor = [&](const std::string& name, torch::Tensor& target, bool is_buffer) {
-    expected.insert(name);
-    torch::Tensor read;
-    if (!archive.try_read(name, read, is_buffer) || !read.defined()) {
-      bad_weights("missing tensor \"" + path + name + "\"");
-    }
-    if (read.sizes() != target.sizes() || read.scalar_type() != target.scalar_type()) {
-      bad_weights("tensor \"" + path + name + "\" is " + shape_string(read) + ", the configuration needs " +
-                  shape_string(target));
-    }
-    torch::NoGradGuard no_grad;
-    target.copy_(read);
-  };
-  for (auto& item : module.named_parameters(/*recurse=*/false)) load_tensor(item.key(), item.value(), false);
-  for (auto& item : module.named_buffers(/*recurse=*/false)) load_tensor(item.key(), item.value(), true);
-  for (auto& item : module.named_children()) {
-    expected.insert(item.key());
-    torch::serialize::InputArchive child;
-    if (!archive.try_read(item.key(), child)) bad_weights("missing module \"" + path + item.key() + "\"");
-    load_checked(*item.value(), child, path + item.key() + ".");
-  }
-  for (const std::string& key : archive.keys()) {
-    if (expected.count(key) || key == "training") continue;
-    if (path.empty() && (key == kFormatKey || key == kConfigKey || key == kChecksumKey)) continue;
-    bad_weights("unexpected entry \"" + path + key + "\" (weights for another architecture?)");
-  }
+std::string shape_string(const std::vector<std::uint64_t>& shape) {
+  std::string out = "[";
+  for (std::size_t i = 0; i < shape.size(); ++i) out += (i ? ", " : "") + std::to_string(shape[i]);
+  return out + "]";
 }
 
-// A 64-bit hash of every parameter and buffer (name, shape, bytes), in module order: detects
-// corrupted tensor data, which the archive format itself does not.
-std::int64_t weights_checksum(const torch::nn::Module& module) {
-  std::uint64_t h = 0xcbf29ce484222325ull;
-  auto mix = [&h](std::uint64_t word) {
-    h ^= word;
-    h *= 0x100000001b3ull;
-    h ^= h >> 29;
-  };
-  auto mix_bytes = [&](const unsigned char* p, std::size_t n) {
+std::vector<std::uint64_t> unsigned_shape(const std::vector<std::int64_t>& shape) {
+  return std::vector<std::uint64_t>(shape.begin(), shape.end());
+}
+
+// A 64-bit hash of every tensor (name, shape, bytes), in the network's order: a check that
+// the tensor data is what was saved.
+class WeightsChecksum {
+ public:
+  void add(std::string_view name, const std::vector<std::uint64_t>& shape, std::string_view bytes) {
+    mix_bytes(name);
+    for (std::uint64_t d : shape) mix(d);
+    mix_bytes(bytes);
+  }
+
+  std::string hex() const {
+    static const char* const digits = "0123456789abcdef";
+    std::string out(16, '0');
+    for (int i = 0; i < 16; ++i) out[static_cast<std::size_t>(15 - i)] = digits[(h_ >> (4 * i)) & 15];
+    return out;
+  }
+
+ private:
+  void mix(std::uint64_t word) {
+    h_ ^= word;
+    h_ *= 0x100000001b3ull;
+    h_ ^= h_ >> 29;
+  }
+
+  void mix_bytes(std::string_view s) {
+    const auto* p = reinterpret_cast<const unsigned char*>(s.data());
+    const std::size_t n = s.size();
     std::size_t i = 0;
     for (; i + 8 <= n; i += 8) {
       std::uint64_t w;
@@ -138,16 +140,29 @@ std::int64_t weights_checksum(const torch::nn::Module& module) {
     std::uint64_t tail = 0;
     for (std::size_t k = 0; i < n; ++i, ++k) tail |= static_cast<std::uint64_t>(p[i]) << (8 * k);
     mix(tail ^ (static_cast<std::uint64_t>(n) << 56));
-  };
-  auto mix_tensor = [&](const std::string& name, const torch::Tensor& t) {
-    mix_bytes(reinterpret_cast<const unsigned char*>(name.data()), name.size());
-    for (auto d : t.sizes()) mix(static_cast<std::uint64_t>(d));
-    const torch::Tensor c = t.detach().to(torch::kCPU).contiguous();
-    mix_bytes(static_cast<const unsigned char*>(c.data_ptr()), c.nbytes());
-  };
-  for (const auto& item : module.named_parameters(/*recurse=*/true)) mix_tensor(item.key(), item.value());
-  for (const auto& item : module.named_buffers(/*recurse=*/true)) mix_tensor(item.key(), item.value());
-  return static_cast<std::int64_t>(h);
+  }
+
+  std::uint64_t h_ = 0xcbf29ce484222325ull;
+};
+
+SafetensorsMetadata weights_metadata(const NetworkConfig& config, const std::string& checksum) {
+  return {{kFormatKey, kFormatVersion}, {kConfigKey, to_json(config)}, {kChecksumKey, checksum}};
+}
+
+// Every parameter, then every buffer, by dotted name (the order of network_tensors()).
+std::vector<std::pair<std::string, torch::Tensor>> network_state(const torch::nn::Module& module) {
+  std::vector<std::pair<std::string, torch::Tensor>> out;
+  for (const auto& item : module.named_parameters(/*recurse=*/true)) out.emplace_back(item.key(), item.value());
+  for (const auto& item : module.named_buffers(/*recurse=*/true)) out.emplace_back(item.key(), item.value());
+  return out;
+}
+
+bool is_lower_hex(const std::string& s, std::size_t digits) {
+  if (s.size() != digits) return false;
+  for (char c : s) {
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
+  }
+  return true;
 }
 
 }  // namespace
@@ -240,20 +255,49 @@ std::int64_t count_parameters(const torch::nn::Module& module) {
 }
 
 std::string save_network(const Network& network) {
-  torch::serialize::OutputArchive archive;
-  network->save(archive);
-  archive.write(kFormatKey, c10::IValue(kFormatVersion));
-  archive.write(kConfigKey, c10::IValue(to_json(network->config())));
-  archive.write(kChecksumKey, c10::IValue(weights_checksum(*network)));
-  std::ostringstream out(std::ios::binary);
-  archive.save_to(out);
-  return std::move(out).str();
+  torch::NoGradGuard no_grad;
+  std::vector<torch::Tensor> keep;  // the CPU float copies the inputs point into
+  std::vector<SafetensorsInput> inputs;
+  WeightsChecksum checksum;
+  for (auto& [name, tensor] : network_state(*network)) {
+    torch::Tensor t = tensor.detach().to(torch::kCPU, torch::kFloat32).contiguous();
+    SafetensorsInput input;
+    input.name = name;
+    input.dtype = kDtype;
+    input.shape = unsigned_shape(t.sizes().vec());
+    input.data = std::string_view(static_cast<const char*>(t.data_ptr()), t.nbytes());
+    checksum.add(input.name, input.shape, input.data);
+    inputs.push_back(std::move(input));
+    keep.push_back(std::move(t));
+  }
+  return write_safetensors(weights_metadata(network->config(), checksum.hex()), inputs);
 }
 
-std::string init_network_bytes(const NetworkConfig& config, std::uint64_t seed) {
+std::uint64_t serialized_weights_size(const NetworkConfig& config) {
+  std::vector<SafetensorsInput> inputs;
+  std::uint64_t data = 0;
+  for (const TensorSpec& spec : network_tensors(config)) {
+    SafetensorsInput input;
+    input.name = spec.name;
+    input.dtype = kDtype;
+    input.shape = unsigned_shape(spec.shape);
+    std::uint64_t numel = 1;
+    for (std::uint64_t d : input.shape) numel *= d;
+    data += 4 * numel;
+    inputs.push_back(std::move(input));
+  }
+  return safetensors_header_size(weights_metadata(config, std::string(16, '0')), inputs) + data;
+}
+
+std::string init_network_bytes(const NetworkConfig& config, std::uint64_t seed, std::uint64_t max_bytes) {
   validate_network_config(config);
-  static std::mutex seed_mutex;  // the generator is global: one seeded build at a time
-  std::lock_guard<std::mutex> lock(seed_mutex);
+  const std::uint64_t size = serialized_weights_size(config);
+  if (size > max_bytes) {
+    throw std::invalid_argument("network config: " + to_json(config) + " has " +
+                                std::to_string(parameter_count(config)) + " parameters, " + std::to_string(size) +
+                                " bytes of weights, above the limit of " + std::to_string(max_bytes) + " bytes");
+  }
+  std::lock_guard<std::mutex> lock(generator_mutex());  // one seeded build at a time
   torch::manual_seed(seed);
   Network network(config);
   return save_network(network);
@@ -262,58 +306,95 @@ std::string init_network_bytes(const NetworkConfig& config, std::uint64_t seed) 
 Network load_network(const NetworkConfig& config, const std::string& bytes) {
   validate_network_config(config);
   if (bytes.empty()) bad_weights("empty");
-  torch::serialize::InputArchive archive;
+  if (bytes.size() >= 4 && bytes.compare(0, 4, "PK\x03\x04", 4) == 0) {
+    bad_weights(
+        "a LibTorch archive (pgmate 0.3 weights) is never loaded: weights must be safetensors (pgmate_format 2); "
+        "re-create the network or convert it with a trusted tool");
+  }
+  SafetensorsView view;
   try {
-    std::istringstream in(bytes, std::ios::binary);
-    archive.load_from(in, torch::Device(torch::kCPU));
-  } catch (const c10::Error& e) {
-    bad_weights(std::string("not a LibTorch archive (") + e.what_without_backtrace() + ")");
-  } catch (const std::exception& e) {
-    bad_weights(std::string("not a LibTorch archive (") + e.what() + ")");
+    view = parse_safetensors(bytes);
+  } catch (const std::invalid_argument& e) {
+    bad_weights(e.what());
   }
 
-  try {
-    c10::IValue version;
-    if (archive.try_read(kFormatKey, version)) {
-      if (!version.isInt() || version.toInt() != kFormatVersion) bad_weights("unsupported pgmate_format");
-    }
-    c10::IValue saved_config;
-    if (archive.try_read(kConfigKey, saved_config)) {
-      if (!saved_config.isString()) bad_weights("pgmate_config is not a string");
-      NetworkConfig saved;
-      try {
-        saved = parse_network_config(saved_config.toStringRef());
-      } catch (const std::invalid_argument& e) {
-        bad_weights(std::string("stored configuration is invalid: ") + e.what());
-      }
-      if (!(saved == config)) {
-        bad_weights("saved for configuration " + to_json(saved) + ", asked to load as " + to_json(config));
-      }
-    }
-
-    Network network(config);
-    load_checked(*network, archive, "");
-    c10::IValue checksum;
-    if (archive.try_read(kChecksumKey, checksum)) {
-      if (!checksum.isInt() || checksum.toInt() != weights_checksum(*network)) {
-        bad_weights("checksum mismatch (corrupted tensor data)");
-      }
-    }
-    torch::NoGradGuard no_grad;
-    for (const auto& item : network->named_parameters()) {
-      if (!torch::isfinite(item.value()).all().item<bool>()) {
-        bad_weights("tensor \"" + item.key() + "\" holds NaN or infinity");
-      }
-    }
-    network->eval();
-    return network;
-  } catch (const std::invalid_argument&) {
-    throw;
-  } catch (const c10::Error& e) {
-    bad_weights(std::string("unreadable archive (") + e.what_without_backtrace() + ")");
-  } catch (const std::exception& e) {
-    bad_weights(std::string("unreadable archive (") + e.what() + ")");
+  // Metadata: the format, the configuration, the checksum.
+  const std::string* format = view.metadata_value(kFormatKey);
+  if (!format) bad_weights("no \"pgmate_format\" metadata (safetensors, but not pgmate weights)");
+  if (*format != kFormatVersion) {
+    bad_weights("unsupported pgmate_format \"" + *format + "\" (this worker reads " + kFormatVersion + ")");
   }
+  const std::string* saved_json = view.metadata_value(kConfigKey);
+  if (!saved_json) bad_weights("no \"pgmate_config\" metadata");
+  NetworkConfig saved;
+  try {
+    saved = parse_network_config(*saved_json);
+  } catch (const std::invalid_argument& e) {
+    bad_weights(std::string("stored configuration is invalid: ") + e.what());
+  }
+  if (!(saved == config)) {
+    bad_weights("saved for configuration " + to_json(saved) + ", asked to load as " + to_json(config));
+  }
+  const std::string* saved_checksum = view.metadata_value(kChecksumKey);
+  if (!saved_checksum) bad_weights("no \"pgmate_checksum\" metadata");
+  if (!is_lower_hex(*saved_checksum, 16)) bad_weights("\"pgmate_checksum\" is not 16 lowercase hex digits");
+
+  // Exactly the configuration's tensors, float32, of its shapes: checked before anything
+  // is allocated for the network.
+  const std::vector<TensorSpec> specs = network_tensors(config);
+  std::unordered_map<std::string_view, const SafetensorsTensor*> by_name;
+  for (const SafetensorsTensor& t : view.tensors) by_name.emplace(t.name, &t);
+  std::vector<std::string_view> data;
+  WeightsChecksum checksum;
+  for (const TensorSpec& spec : specs) {
+    const auto it = by_name.find(spec.name);
+    if (it == by_name.end()) bad_weights("missing tensor \"" + spec.name + "\"");
+    const SafetensorsTensor& t = *it->second;
+    const std::vector<std::uint64_t> shape = unsigned_shape(spec.shape);
+    if (t.dtype != kDtype) bad_weights("tensor \"" + spec.name + "\" is " + t.dtype + ", the network needs F32");
+    if (t.shape != shape) {
+      bad_weights("tensor \"" + spec.name + "\" has shape " + shape_string(t.shape) + ", the configuration needs " +
+                  shape_string(shape));
+    }
+    data.push_back(view.bytes(t));
+    checksum.add(spec.name, shape, data.back());
+    by_name.erase(it);
+  }
+  if (!by_name.empty()) {
+    for (const SafetensorsTensor& t : view.tensors) {  // the first in file order, for a stable message
+      if (by_name.count(t.name)) bad_weights("unexpected tensor \"" + t.name + "\" (weights for another architecture?)");
+    }
+  }
+  if (checksum.hex() != *saved_checksum) bad_weights("checksum mismatch (corrupted tensor data)");
+  for (std::size_t i = 0; i < specs.size(); ++i) {
+    const std::string_view d = data[i];
+    for (std::size_t at = 0; at < d.size(); at += 4) {
+      float v;
+      std::memcpy(&v, d.data() + at, 4);
+      if (!std::isfinite(v)) bad_weights("tensor \"" + specs[i].name + "\" holds NaN or infinity");
+    }
+  }
+
+  // Build the network and copy the data in.
+  Network network{nullptr};
+  {
+    std::lock_guard<std::mutex> lock(generator_mutex());
+    network = Network(config);
+  }
+  torch::NoGradGuard no_grad;
+  auto state = network_state(*network);
+  if (state.size() != specs.size()) throw std::logic_error("network_tensors() does not match the network's modules");
+  for (std::size_t i = 0; i < specs.size(); ++i) {
+    torch::Tensor& target = state[i].second;
+    if (state[i].first != specs[i].name || target.sizes().vec() != specs[i].shape ||
+        target.scalar_type() != torch::kFloat32 || !target.is_contiguous() || !target.device().is_cpu() ||
+        target.nbytes() != data[i].size()) {
+      throw std::logic_error("network_tensors() does not match the network's tensor \"" + state[i].first + "\"");
+    }
+    std::memcpy(target.data_ptr(), data[i].data(), data[i].size());
+  }
+  network->eval();
+  return network;
 }
 
 }  // namespace pgmate::worker::nn

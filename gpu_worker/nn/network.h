@@ -16,12 +16,19 @@
 // initialisation (plus N(0, 0.02) positional embeddings), drawn from LibTorch's global
 // generator: init_network_bytes() seeds it.
 //
-// Weights travel as the bytes of a torch::serialize::OutputArchive (the module tree as
-// torch::save writes it) plus three extra entries checked on load: "pgmate_format" (1),
-// "pgmate_config" (to_json of the configuration) and "pgmate_checksum" (a 64-bit hash of
-// every tensor's name, shape and bytes: the archive format does not detect corrupted
-// tensor data). A plain torch::save archive (no such entries) loads when every tensor
-// matches by name, shape and dtype.
+// Weights are data, never code: they travel as a safetensors file (nn/safetensors.h),
+//   tensors    every parameter and buffer under its dotted module name
+//              ("stem_conv.weight", "blocks.0.se.fc1.bias", ...), dtype F32, little-endian,
+//              laid out contiguously in module order (network_tensors() in network_config.h)
+//   metadata   "pgmate_format": "2"
+//              "pgmate_config": to_json() of the configuration
+//              "pgmate_checksum": 16 lowercase hex digits, a 64-bit hash of every tensor's
+//              name, shape and bytes, in module order
+// Equal tensors give equal bytes. Loading parses with the strict reader and copies the data
+// into a freshly built network: no LibTorch deserializer ever sees the bytes. pgmate 0.3
+// stored LibTorch archives (torch::serialize::OutputArchive, a zip holding pickles and
+// TorchScript, which torch::jit::load executes while reading); load_network refuses them
+// unread, by their zip signature.
 #pragma once
 
 #include <cstdint>
@@ -98,18 +105,31 @@ TORCH_MODULE(Network);
 // Sum of numel() over the module's parameters.
 std::int64_t count_parameters(const torch::nn::Module& module);
 
-// The serialized weights of `network` (parameters and buffers, on any device) with the
-// pgmate header entries; deterministic for equal tensors.
+// The largest weights init_network_bytes makes by default: the protocol's default
+// max_large_payload (the LOAD_NETWORK and INIT_WEIGHTS_REPLY frames).
+inline constexpr std::uint64_t kMaxWeightBytes = std::uint64_t{64} << 20;
+
+// The serialized weights of `network` (parameters and buffers, on any device): the
+// safetensors file described above; deterministic for equal tensors.
 std::string save_network(const Network& network);
+
+// The exact size of save_network's output for a network of this configuration, computed
+// without building it (no LibTorch work).
+std::uint64_t serialized_weights_size(const NetworkConfig& config);
 
 // Fresh weights: seeds LibTorch's global generator with `seed` (under a process-wide lock),
 // builds the network on the CPU and serializes it. Same seed and config -> same bytes.
-std::string init_network_bytes(const NetworkConfig& config, std::uint64_t seed);
+// Throws std::invalid_argument, before building anything, when the weights would exceed
+// max_bytes (the message names the parameter count, the size and the limit).
+std::string init_network_bytes(const NetworkConfig& config, std::uint64_t seed,
+                               std::uint64_t max_bytes = kMaxWeightBytes);
 
-// Builds the network for `config` on the CPU and loads `bytes` into it. Throws
-// std::invalid_argument when the bytes are not an archive, were saved for another
-// configuration, miss or add a tensor, have a tensor of the wrong shape or type, fail the
-// checksum, or hold a non-finite value. Returns the network in eval mode.
+// Checks `bytes` against `config` and loads them into a network built on the CPU. Throws
+// std::invalid_argument when the bytes are a LibTorch archive (refused unread), are not
+// strict safetensors, lack pgmate_format "2", were saved for another configuration, miss or
+// add a tensor, have a tensor of another dtype than F32 or another shape, fail the checksum,
+// or hold a non-finite value; all of this is checked before the network is built. Returns
+// the network in eval mode.
 Network load_network(const NetworkConfig& config, const std::string& bytes);
 
 }  // namespace pgmate::worker::nn

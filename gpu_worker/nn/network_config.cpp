@@ -156,6 +156,7 @@ NetworkConfig parse_network_config(const std::string& json) {
   r.expect('{');
   r.skip_ws();
   unsigned seen = 0;
+  c.attention_blocks = -1;  // not given: min(2, blocks) below
   if (r.peek() == '}') {
     r.expect('}');
   } else {
@@ -185,6 +186,7 @@ NetworkConfig parse_network_config(const std::string& json) {
   }
   r.skip_ws();
   if (!r.at_end()) fail("trailing characters at offset " + std::to_string(r.pos()));
+  if (!(seen & 4)) c.attention_blocks = c.blocks < 2 ? c.blocks : 2;
   validate_network_config(c);
   return c;
 }
@@ -195,21 +197,59 @@ std::string to_json(const NetworkConfig& c) {
          ",\"se_ratio\":" + std::to_string(c.se_ratio) + "}";
 }
 
-std::int64_t parameter_count(const NetworkConfig& c) {
+std::vector<TensorSpec> network_tensors(const NetworkConfig& c) {
+  validate_network_config(c);
   const std::int64_t f = c.filters;
-  const std::int64_t sq = kBoardSquares;
-  auto conv = [](std::int64_t in, std::int64_t out, std::int64_t k) { return in * out * k * k; };  // no bias
-  auto linear = [](std::int64_t in, std::int64_t out) { return in * out + out; };
-  auto norm = [](std::int64_t ch) { return 2 * ch; };  // GroupNorm / LayerNorm affine
-  const std::int64_t stem = conv(kInputPlanes, f, 3) + norm(f);
-  const std::int64_t se = linear(f, f / c.se_ratio) + linear(f / c.se_ratio, f);
-  const std::int64_t block = 2 * (conv(f, f, 3) + norm(f)) + se;
-  const std::int64_t attention = sq * f + linear(f, 3 * f) + linear(f, f) + norm(f);
-  const std::int64_t policy = conv(f, kPolicyChannels, 1) + norm(kPolicyChannels) +
-                              linear(kPolicyChannels * sq, kPolicySize);
-  const std::int64_t value = conv(f, kValueChannels, 1) + norm(kValueChannels) +
-                             linear(kValueChannels * sq, kValueHidden) + linear(kValueHidden, kWdlSize);
-  return stem + c.blocks * block + c.attention_blocks * attention + policy + value;
+  std::vector<TensorSpec> out;
+  auto add = [&out](std::string name, std::vector<std::int64_t> shape) {
+    out.push_back({std::move(name), std::move(shape)});
+  };
+  auto conv = [&](const std::string& name, std::int64_t in, std::int64_t o, std::int64_t k) {
+    add(name + ".weight", {o, in, k, k});  // no bias
+  };
+  auto norm = [&](const std::string& name, std::int64_t ch) {  // GroupNorm / LayerNorm affine
+    add(name + ".weight", {ch});
+    add(name + ".bias", {ch});
+  };
+  auto linear = [&](const std::string& name, std::int64_t in, std::int64_t o) {
+    add(name + ".weight", {o, in});
+    add(name + ".bias", {o});
+  };
+  conv("stem_conv", kInputPlanes, f, 3);
+  norm("stem_norm", f);
+  for (int b = 0; b < c.blocks; ++b) {
+    const std::string p = "blocks." + std::to_string(b) + ".";
+    conv(p + "conv1", f, f, 3);
+    norm(p + "norm1", f);
+    conv(p + "conv2", f, f, 3);
+    norm(p + "norm2", f);
+    linear(p + "se.fc1", f, f / c.se_ratio);
+    linear(p + "se.fc2", f / c.se_ratio, f);
+    if (b >= c.blocks - c.attention_blocks) {
+      add(p + "attention.position", {1, kBoardSquares, f});
+      linear(p + "attention.qkv", f, 3 * f);
+      linear(p + "attention.out", f, f);
+      norm(p + "attention.norm", f);
+    }
+  }
+  conv("policy_conv", f, kPolicyChannels, 1);
+  norm("policy_norm", kPolicyChannels);
+  linear("policy_fc", kPolicyChannels * kBoardSquares, kPolicySize);
+  conv("value_conv", f, kValueChannels, 1);
+  norm("value_norm", kValueChannels);
+  linear("value_fc1", kValueChannels * kBoardSquares, kValueHidden);
+  linear("value_fc2", kValueHidden, kWdlSize);
+  return out;
+}
+
+std::int64_t parameter_count(const NetworkConfig& c) {
+  std::int64_t n = 0;
+  for (const TensorSpec& t : network_tensors(c)) {
+    std::int64_t numel = 1;
+    for (std::int64_t d : t.shape) numel *= d;
+    n += numel;
+  }
+  return n;
 }
 
 }  // namespace pgmate::worker::nn

@@ -3,7 +3,8 @@
 //
 //   {"filters": 128, "blocks": 8, "attention_blocks": 2, "heads": 4, "se_ratio": 8}
 //
-// Every key is optional (defaults above); "" and "{}" give the defaults. Values are JSON
+// Every key is optional (defaults above, except that attention_blocks defaults to
+// min(2, blocks), so {"blocks": 1} is valid); "" and "{}" give the defaults. Values are JSON
 // integers. Unknown keys, repeated keys, non-integers and out-of-range values throw
 // std::invalid_argument naming the key. Constraints:
 //   filters           8..1024, a multiple of 8 (GroupNorm uses 8 groups)
@@ -17,6 +18,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace pgmate::worker::nn {
 
@@ -48,6 +50,17 @@ void validate_network_config(const NetworkConfig& config);
 // {"filters":128,"blocks":8,"attention_blocks":2,"heads":4,"se_ratio":8}: every key, in
 // this order; parse_network_config(to_json(c)) == c.
 std::string to_json(const NetworkConfig& config);
+
+// One parameter of the network: its dotted module name and shape.
+struct TensorSpec {
+  std::string name;                // e.g. "blocks.0.conv1.weight"
+  std::vector<std::int64_t> shape;
+};
+
+// Every parameter and buffer of the network built from this configuration, in the order of
+// NetworkImpl::named_parameters() then named_buffers() (the network has no buffers). No
+// LibTorch needed: load_network checks weights against this before building anything.
+std::vector<TensorSpec> network_tensors(const NetworkConfig& config);
 
 // Trainable parameters of the network built from this configuration (no LibTorch needed;
 // equals the sum of numel() over NetworkImpl::parameters()).

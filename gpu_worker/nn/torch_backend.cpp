@@ -12,6 +12,10 @@
 // whose cores are busy with other work, fewer threads is much faster (OpenMP barriers wait
 // for descheduled threads): set PGMATE_NN_THREADS there.
 //
+// Weights: load() takes the safetensors bytes of network.h (load_network); init_weights()
+// refuses, before building anything, a configuration whose weights would exceed the
+// backend's max_weight_bytes (pgmate-worker passes its --max-weights-mb).
+//
 // Concurrency: run() and load() may be called from several threads; a loaded network is
 // immutable and runs on whichever thread asks.
 #include <algorithm>
@@ -149,8 +153,8 @@ class TorchNetwork final : public LoadedNetwork {
 
 class TorchBackend final : public EvalBackend {
  public:
-  explicit TorchBackend(torch::Device device)
-      : device_(device), fp16_(device.is_cuda() && PGMATE_NN_HAVE_AUTOCAST && env_int("PGMATE_NN_FP16", 1) != 0) {
+  TorchBackend(torch::Device device, std::uint64_t max_weight_bytes)
+      : device_(device), max_weight_bytes_(max_weight_bytes), fp16_(device.is_cuda() && PGMATE_NN_HAVE_AUTOCAST && env_int("PGMATE_NN_FP16", 1) != 0) {
     configure_threads_once(device.is_cuda());
   }
 
@@ -165,7 +169,7 @@ class TorchBackend final : public EvalBackend {
   }
 
   std::string init_weights(const std::string& config_json, std::uint64_t seed) override {
-    return nn::init_network_bytes(nn::parse_network_config(config_json), seed);
+    return nn::init_network_bytes(nn::parse_network_config(config_json), seed, max_weight_bytes_);
   }
 
   EvalBatchResult run(const LoadedNetwork& loaded, const EvalBatch& batch) override {
@@ -246,13 +250,14 @@ class TorchBackend final : public EvalBackend {
   }
 
   const torch::Device device_;
+  const std::uint64_t max_weight_bytes_;
   const bool fp16_;
 };
 
 }  // namespace
 
-std::unique_ptr<EvalBackend> make_torch_backend(const std::string& device) {
-  return std::make_unique<TorchBackend>(parse_device(device));
+std::unique_ptr<EvalBackend> make_torch_backend(const std::string& device, std::uint64_t max_weight_bytes) {
+  return std::make_unique<TorchBackend>(parse_device(device), max_weight_bytes);
 }
 
 }  // namespace pgmate::worker

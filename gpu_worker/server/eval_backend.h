@@ -46,6 +46,9 @@ class EvalBackend {
 };
 
 // "cpu", "cuda" or "auto" (CUDA when LibTorch has it and a device is present).
-std::unique_ptr<EvalBackend> make_torch_backend(const std::string& device);
+// init_weights refuses configurations whose weights would exceed max_weight_bytes (the
+// default: the protocol's default max_large_payload, 64 MiB).
+std::unique_ptr<EvalBackend> make_torch_backend(const std::string& device,
+                                                std::uint64_t max_weight_bytes = std::uint64_t{64} << 20);
 
 }  // namespace pgmate::worker

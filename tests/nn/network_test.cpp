@@ -1,16 +1,23 @@
 // The LibTorch network and its EvalBackend (gpu_worker/nn/): configuration parsing, output
-// shapes, determinism, weight round trips, rejection of bad input. Most tests use a small
-// configuration for speed; one checks the default network's size.
+// shapes, determinism, the safetensors weights (exact round trips, every refusal, LibTorch
+// and TorchScript archives refused without running them), rejection of bad input. Most
+// tests use a small configuration for speed; one checks the default network's size.
 //
 // Throughput (default configuration, batch 1/8/64/256):
 //   network_test --gtest_also_run_disabled_tests --gtest_filter='*Throughput*'
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
+#include <filesystem>
 #include <functional>
+#include <limits>
 #include <numeric>
 #include <random>
 #include <set>
@@ -20,10 +27,13 @@
 #include <thread>
 #include <vector>
 
+#include <torch/csrc/jit/runtime/print_handler.h>
+#include <torch/script.h>
 #include <torch/torch.h>
 
 #include "nn/network.h"
 #include "nn/network_config.h"
+#include "nn/safetensors.h"
 #include "server/eval_backend.h"
 
 namespace {
@@ -31,11 +41,41 @@ namespace {
 using pgmate::worker::EvalBackend;
 using pgmate::worker::EvalBatch;
 using pgmate::worker::EvalBatchResult;
+using pgmate::worker::LoadedNetwork;
 using pgmate::worker::make_torch_backend;
 namespace nn = pgmate::worker::nn;
 
 const std::string kSmall = R"({"filters": 16, "blocks": 2, "attention_blocks": 1})";
 constexpr std::int64_t kDefaultParameters = 12273675;
+
+// The backend with the network it last loaded: what a worker holding one network does.
+class ServingBackend {
+ public:
+  explicit ServingBackend(std::unique_ptr<EvalBackend> backend) : backend_(std::move(backend)) {}
+  std::string device() const { return backend_->device(); }
+  std::string init_weights(const std::string& config, std::uint64_t seed) { return backend_->init_weights(config, seed); }
+  // A failed load keeps the network served before.
+  void load(const std::string& config, const std::string& weights) { network_ = backend_->load(config, weights); }
+  EvalBatchResult run(const EvalBatch& batch) {
+    if (!network_) throw std::runtime_error("no network loaded");
+    return backend_->run(*network_, batch);
+  }
+  std::string network_json() const {
+    if (!network_) return "null";
+    std::string json = network_->config_json();
+    json.pop_back();
+    return json + ",\"parameters\":" + std::to_string(network_->parameters()) + "}";
+  }
+  const LoadedNetwork& network() const { return *network_; }
+
+ private:
+  std::unique_ptr<EvalBackend> backend_;
+  std::shared_ptr<const LoadedNetwork> network_;
+};
+
+std::unique_ptr<ServingBackend> torch_backend(const std::string& device) {
+  return std::make_unique<ServingBackend>(make_torch_backend(device));
+}
 
 // Random sparse 0/1 planes (like piece planes) plus a few constant planes, and 1..60
 // distinct legal slots per position (some positions get none when allow_empty).
@@ -63,8 +103,8 @@ EvalBatch make_batch(int n, unsigned seed, bool allow_empty = false) {
   return b;
 }
 
-std::unique_ptr<EvalBackend> loaded_backend(const std::string& config, std::uint64_t seed) {
-  auto backend = make_torch_backend("cpu");
+std::unique_ptr<ServingBackend> loaded_backend(const std::string& config, std::uint64_t seed) {
+  auto backend = torch_backend("cpu");
   backend->load(config, backend->init_weights(config, seed));
   return backend;
 }
@@ -142,7 +182,8 @@ TEST(NetworkConfig, RejectsBadConfigurations) {
       {R"({"filters": true})", "filters"},
       {R"({"filters": 99999999999999})", "filters"},
       {R"({"blocks": 65})", "blocks"},
-      {R"({"blocks": 1})", "attention_blocks"},  // default attention_blocks 2 > 1
+      {R"({"blocks": 1, "attention_blocks": 2})", "attention_blocks"},
+      {R"({"blocks": 0, "attention_blocks": 1})", "attention_blocks"},
       {R"({"attention_blocks": -1})", "attention_blocks"},
       {R"({"heads": 3})", "heads"},
       {R"({"heads": 0})", "heads"},
@@ -157,7 +198,7 @@ TEST(NetworkConfig, RejectsBadConfigurations) {
       {R"({"blocks": 4} x)", "trailing"},
       {"null", "network config"},
   };
-  auto backend = make_torch_backend("cpu");
+  auto backend = torch_backend("cpu");
   for (const auto& [json, mention] : bad) {
     SCOPED_TRACE(json);
     expect_throws_invalid([&] { nn::parse_network_config(json); }, mention);
@@ -166,32 +207,61 @@ TEST(NetworkConfig, RejectsBadConfigurations) {
   }
 }
 
-TEST(NetworkConfig, ParameterCountFormulaMatchesModules) {
+// attention_blocks defaults to min(2, blocks): {"blocks": 0} and {"blocks": 1} are valid.
+TEST(NetworkConfig, AttentionBlocksDefaultFollowsBlocks) {
+  EXPECT_EQ(nn::parse_network_config(R"({"blocks": 0})").attention_blocks, 0);
+  EXPECT_EQ(nn::parse_network_config(R"({"blocks": 1})").attention_blocks, 1);
+  EXPECT_EQ(nn::parse_network_config(R"({"blocks": 2})").attention_blocks, 2);
+  EXPECT_EQ(nn::parse_network_config(R"({"blocks": 5})").attention_blocks, 2);
+  EXPECT_EQ(nn::parse_network_config(R"({"filters": 8})").attention_blocks, 2);
+  EXPECT_EQ(nn::parse_network_config(R"({"blocks": 1, "attention_blocks": 0})").attention_blocks, 0);
+  EXPECT_EQ(nn::parse_network_config(R"({"attention_blocks": 0, "blocks": 0})").attention_blocks, 0);
+  const auto none = nn::parse_network_config(R"({"filters": 8, "blocks": 0})");
+  EXPECT_EQ(nn::to_json(none), R"({"filters":8,"blocks":0,"attention_blocks":0,"heads":4,"se_ratio":8})");
+  EXPECT_EQ(nn::parse_network_config(nn::to_json(none)), none);
+  // A tower-less network builds, round-trips and serves.
+  auto backend = loaded_backend(R"({"filters": 8, "blocks": 0})", 2);
+  const EvalBatch batch = make_batch(2, 4);
+  expect_valid(batch, backend->run(batch));
+}
+
+// network_tensors() (no LibTorch) lists exactly the modules' parameters and buffers, by
+// name and shape, in module order; parameter_count() sums it.
+TEST(NetworkConfig, TensorListAndParameterCountMatchModules) {
   for (const std::string& json : {kSmall, std::string(R"({"filters":32,"blocks":3,"attention_blocks":3,"heads":8})"),
-                                  std::string(R"({"filters":8,"blocks":0,"attention_blocks":0})")}) {
+                                  std::string(R"({"filters":8,"blocks":0,"attention_blocks":0})"),
+                                  std::string(R"({"filters":24,"blocks":4,"attention_blocks":1,"heads":3,"se_ratio":6})")}) {
+    SCOPED_TRACE(json);
     const auto config = nn::parse_network_config(json);
     nn::Network network(config);
-    EXPECT_EQ(nn::count_parameters(*network), nn::parameter_count(config)) << json;
+    EXPECT_EQ(nn::count_parameters(*network), nn::parameter_count(config));
+    std::vector<std::pair<std::string, std::vector<std::int64_t>>> modules;
+    for (const auto& item : network->named_parameters()) modules.emplace_back(item.key(), item.value().sizes().vec());
+    for (const auto& item : network->named_buffers()) modules.emplace_back(item.key(), item.value().sizes().vec());
+    std::vector<std::pair<std::string, std::vector<std::int64_t>>> listed;
+    for (const auto& spec : nn::network_tensors(config)) listed.emplace_back(spec.name, spec.shape);
+    EXPECT_EQ(listed, modules);
   }
+  EXPECT_EQ(nn::parameter_count(nn::NetworkConfig{}), kDefaultParameters);
 }
 
 // ---- backend ----
 
 TEST(TorchBackend, Devices) {
-  EXPECT_EQ(make_torch_backend("cpu")->device(), "cpu");
-  const std::string automatic = make_torch_backend("auto")->device();
+  EXPECT_EQ(torch_backend("cpu")->device(), "cpu");
+  const std::string automatic = torch_backend("auto")->device();
   EXPECT_TRUE(automatic == "cpu" || automatic == "cuda:0") << automatic;
-  EXPECT_THROW(make_torch_backend("tpu"), std::invalid_argument);
-  EXPECT_THROW(make_torch_backend("cuda:x"), std::invalid_argument);
+  EXPECT_THROW(torch_backend("tpu"), std::invalid_argument);
+  EXPECT_THROW(torch_backend("cuda:x"), std::invalid_argument);
   if (!torch::cuda::is_available()) {
-    EXPECT_THROW(make_torch_backend("cuda"), std::runtime_error);
+    EXPECT_THROW(torch_backend("cuda"), std::runtime_error);
   } else {
-    EXPECT_EQ(make_torch_backend("cuda")->device(), "cuda:0");
+    EXPECT_EQ(torch_backend("cuda")->device(), "cuda:0");
   }
 }
 
 TEST(TorchBackend, NothingLoaded) {
-  auto backend = make_torch_backend("cpu");
+  auto backend = torch_backend("cpu");
   EXPECT_EQ(backend->network_json(), "null");
   EXPECT_THROW(backend->run(make_batch(1, 1)), std::runtime_error);
 }
@@ -246,7 +316,7 @@ TEST(TorchBackend, RejectsMalformedBatches) {
 // The priors are the softmax of the full policy logits restricted to the legal slots, in
 // the order given; WDL is the softmax of the WDL logits.
 TEST(TorchBackend, PriorsAreSoftmaxOverLegalLogits) {
-  auto backend = make_torch_backend("cpu");
+  auto backend = torch_backend("cpu");
   const std::string weights = backend->init_weights(kSmall, 11);
   backend->load(kSmall, weights);
   const EvalBatch batch = make_batch(5, 3);
@@ -275,14 +345,14 @@ TEST(TorchBackend, PriorsAreSoftmaxOverLegalLogits) {
 }
 
 TEST(TorchBackend, Deterministic) {
-  auto backend = make_torch_backend("cpu");
+  auto backend = torch_backend("cpu");
   const std::string weights = backend->init_weights(kSmall, 42);
   EXPECT_EQ(backend->init_weights(kSmall, 42), weights);  // same seed -> same bytes
   const std::string other = backend->init_weights(kSmall, 43);
   EXPECT_NE(other, weights);                               // another seed -> other bytes
 
   backend->load(kSmall, weights);
-  auto twin = make_torch_backend("cpu");
+  auto twin = torch_backend("cpu");
   twin->load(kSmall, weights);
   const EvalBatch batch = make_batch(16, 9);
   const EvalBatchResult a = backend->run(batch);
@@ -293,7 +363,7 @@ TEST(TorchBackend, Deterministic) {
   EXPECT_EQ(a.wdl, c.wdl);
   EXPECT_EQ(a.priors, c.priors);
 
-  auto stranger = make_torch_backend("cpu");
+  auto stranger = torch_backend("cpu");
   stranger->load(kSmall, other);
   EXPECT_NE(stranger->run(batch).wdl, a.wdl);
 
@@ -323,7 +393,7 @@ TEST(TorchBackend, ConcurrentRunsAgreeWithSerial) {
 
 TEST(TorchBackend, SaveLoadRoundTrip) {
   const auto config = nn::parse_network_config(kSmall);
-  auto backend = make_torch_backend("cpu");
+  auto backend = torch_backend("cpu");
   const std::string weights = backend->init_weights(kSmall, 3);
   backend->load(kSmall, weights);
   const EvalBatch batch = make_batch(7, 21);
@@ -332,7 +402,7 @@ TEST(TorchBackend, SaveLoadRoundTrip) {
   // Load, save again: same bytes; serve the re-saved bytes: same outputs.
   const std::string resaved = nn::save_network(nn::load_network(config, weights));
   EXPECT_EQ(resaved, weights);
-  auto again = make_torch_backend("cpu");
+  auto again = torch_backend("cpu");
   again->load(kSmall, resaved);
   const EvalBatchResult after = again->run(batch);
   EXPECT_EQ(before.wdl, after.wdl);
@@ -348,13 +418,13 @@ TEST(TorchBackend, SaveLoadRoundTrip) {
   again->load(kSmall, changed);
   const EvalBatchResult changed_out = again->run(batch);
   EXPECT_NE(changed_out.wdl, before.wdl);
-  auto third = make_torch_backend("cpu");
+  auto third = torch_backend("cpu");
   third->load(kSmall, nn::save_network(nn::load_network(config, changed)));
   EXPECT_EQ(third->run(batch).wdl, changed_out.wdl);
 }
 
 TEST(TorchBackend, RejectsGarbageAndMismatchedWeights) {
-  auto backend = make_torch_backend("cpu");
+  auto backend = torch_backend("cpu");
   const std::string weights = backend->init_weights(kSmall, 1);
   expect_throws_invalid([&] { backend->load(kSmall, ""); }, "network weights");
   expect_throws_invalid([&] { backend->load(kSmall, "not a network"); }, "network weights");
@@ -367,34 +437,11 @@ TEST(TorchBackend, RejectsGarbageAndMismatchedWeights) {
     SCOPED_TRACE(cut);
     expect_throws_invalid([&] { backend->load(kSmall, weights.substr(0, cut)); }, "network weights");
   }
-  // Weights of another configuration, with and without the stored configuration entry.
+  // Weights of another configuration.
   const std::string bigger = R"({"filters": 32, "blocks": 2, "attention_blocks": 1})";
   expect_throws_invalid([&] { backend->load(bigger, weights); }, "configuration");
   expect_throws_invalid([&] { backend->load(R"({"filters": 16, "blocks": 3, "attention_blocks": 1})", weights); },
                         "configuration");
-  {
-    torch::manual_seed(0);
-    nn::Network other(nn::parse_network_config(bigger));
-    torch::serialize::OutputArchive archive;  // plain torch::save layout, no pgmate entries
-    other->save(archive);
-    std::ostringstream out;
-    archive.save_to(out);
-    expect_throws_invalid([&] { backend->load(kSmall, out.str()); }, "stem_conv.weight");
-    torch::manual_seed(0);
-    nn::Network deeper(nn::parse_network_config(R"({"filters": 16, "blocks": 3, "attention_blocks": 2})"));
-    torch::serialize::OutputArchive deeper_archive;
-    deeper->save(deeper_archive);
-    std::ostringstream deeper_out;
-    deeper_archive.save_to(deeper_out);
-    expect_throws_invalid([&] { backend->load(kSmall, deeper_out.str()); }, "unexpected entry");
-    // Without pgmate entries but the right shapes: accepted.
-    nn::Network same(nn::parse_network_config(kSmall));
-    torch::serialize::OutputArchive same_archive;
-    same->save(same_archive);
-    std::ostringstream same_out;
-    same_archive.save_to(same_out);
-    EXPECT_NO_THROW(backend->load(kSmall, same_out.str()));
-  }
   // Non-finite weights.
   {
     nn::Network network = nn::load_network(nn::parse_network_config(kSmall), weights);
@@ -402,7 +449,7 @@ TEST(TorchBackend, RejectsGarbageAndMismatchedWeights) {
     network->parameters()[0].view(-1)[0] = std::nanf("");
     expect_throws_invalid([&] { backend->load(kSmall, nn::save_network(network)); }, "NaN");
   }
-  // A flipped byte inside tensor data (the middle of the archive): caught by the checksum.
+  // A flipped byte inside tensor data (the middle of the file): caught by the checksum.
   {
     std::string flipped = weights;
     flipped[flipped.size() / 2] = static_cast<char>(flipped[flipped.size() / 2] ^ 0x40);
@@ -419,7 +466,7 @@ TEST(TorchBackend, RejectsGarbageAndMismatchedWeights) {
 // Corrupted bytes anywhere: either rejected with std::invalid_argument or loaded (a flip
 // inside tensor data is not detectable), never a crash or another exception type.
 TEST(TorchBackend, CorruptedWeightsNeverCrash) {
-  auto backend = make_torch_backend("cpu");
+  auto backend = torch_backend("cpu");
   const std::string weights = backend->init_weights(kSmall, 1);
   std::mt19937 rng(17);
   int rejected = 0, accepted = 0;
@@ -427,7 +474,7 @@ TEST(TorchBackend, CorruptedWeightsNeverCrash) {
     std::string bad = weights;
     const int flips = 1 + static_cast<int>(rng() % 4);
     for (int f = 0; f < flips; ++f) {
-      // Half the flips in the first/last 2 KiB (zip headers, pickles, central directory).
+      // Half the flips in the first/last 2 KiB (the length, the JSON header; the data's end).
       std::size_t at = rng() % bad.size();
       if (trial % 2 == 0) {
         const std::size_t edge = std::min<std::size_t>(2048, bad.size());
@@ -449,8 +496,329 @@ TEST(TorchBackend, CorruptedWeightsNeverCrash) {
   EXPECT_GT(rejected, 0);
 }
 
+// ---- the weights format (safetensors) ----
+
+// Parses `bytes`, lets `edit` change the metadata and the tensor list (views into `bytes`
+// or into storage the caller keeps), writes them again.
+std::string rewrite(const std::string& bytes,
+                    const std::function<void(nn::SafetensorsMetadata&, std::vector<nn::SafetensorsInput>&)>& edit) {
+  const nn::SafetensorsView view = nn::parse_safetensors(bytes);
+  nn::SafetensorsMetadata metadata = view.metadata;
+  std::vector<nn::SafetensorsInput> tensors;
+  for (const auto& t : view.tensors) tensors.push_back({t.name, t.dtype, t.shape, view.bytes(t)});
+  edit(metadata, tensors);
+  return nn::write_safetensors(metadata, tensors);
+}
+
+nn::SafetensorsInput* find_input(std::vector<nn::SafetensorsInput>& tensors, const std::string& name) {
+  for (auto& t : tensors) {
+    if (t.name == name) return &t;
+  }
+  ADD_FAILURE() << "no tensor " << name;
+  static nn::SafetensorsInput none;
+  return &none;
+}
+
+void set_metadata(nn::SafetensorsMetadata& metadata, const std::string& key, const std::string& value) {
+  for (auto& [k, v] : metadata) {
+    if (k == key) {
+      v = value;
+      return;
+    }
+  }
+  metadata.emplace_back(key, value);
+}
+
+void erase_metadata(nn::SafetensorsMetadata& metadata, const std::string& key) {
+  std::erase_if(metadata, [&](const auto& kv) { return kv.first == key; });
+}
+
+// What init_network_bytes writes: the three metadata entries, every tensor of the
+// configuration in module order as contiguous little-endian F32, the header padded to 8.
+TEST(WeightsFormat, LayoutAndMetadata) {
+  const auto config = nn::parse_network_config(kSmall);
+  const std::string weights = nn::init_network_bytes(config, 9);
+  EXPECT_EQ(weights.size(), nn::serialized_weights_size(config));
+  std::uint64_t header = 0;
+  std::memcpy(&header, weights.data(), 8);
+  EXPECT_EQ(header % 8, 0u);
+  EXPECT_EQ(weights[8], '{');
+
+  const nn::SafetensorsView view = nn::parse_safetensors(weights);
+  ASSERT_EQ(view.metadata.size(), 3u);
+  EXPECT_EQ(view.metadata[0], (std::pair<std::string, std::string>{"pgmate_format", "2"}));
+  EXPECT_EQ(view.metadata[1], (std::pair<std::string, std::string>{"pgmate_config", nn::to_json(config)}));
+  EXPECT_EQ(view.metadata[2].first, "pgmate_checksum");
+  EXPECT_EQ(view.metadata[2].second.size(), 16u);
+  EXPECT_EQ(view.metadata[2].second.find_first_not_of("0123456789abcdef"), std::string::npos);
+
+  nn::Network network = nn::load_network(config, weights);
+  const auto specs = nn::network_tensors(config);
+  ASSERT_EQ(view.tensors.size(), specs.size());
+  std::uint64_t offset = 0;
+  for (std::size_t i = 0; i < specs.size(); ++i) {
+    const nn::SafetensorsTensor& t = view.tensors[i];
+    SCOPED_TRACE(t.name);
+    EXPECT_EQ(t.name, specs[i].name);
+    EXPECT_EQ(t.dtype, "F32");
+    EXPECT_EQ(t.shape, std::vector<std::uint64_t>(specs[i].shape.begin(), specs[i].shape.end()));
+    EXPECT_EQ(t.begin, offset);
+    offset = t.end;
+  }
+  // The data is each parameter's floats, as the network holds them.
+  std::size_t i = 0;
+  for (const auto& item : network->named_parameters()) {
+    const torch::Tensor p = item.value().contiguous();
+    ASSERT_EQ(item.key(), view.tensors[i].name);
+    EXPECT_EQ(view.bytes(view.tensors[i]), std::string_view(static_cast<const char*>(p.data_ptr()), p.nbytes()));
+    ++i;
+  }
+  EXPECT_EQ(i, view.tensors.size());
+  // A known value: GroupNorm starts at weight 1, bias 0.
+  float first = 0;
+  std::memcpy(&first, view.bytes(*view.find("stem_norm.weight")).data(), 4);
+  EXPECT_EQ(first, 1.0f);
+  EXPECT_EQ(std::string(view.bytes(*view.find("stem_norm.weight")).substr(0, 4)), std::string("\0\0\x80\x3f", 4));
+}
+
+// save -> load -> save gives the same bytes; the tensors' order in the file does not matter
+// (tools such as the Python library order them their own way).
+TEST(WeightsFormat, ExactRoundTripAndAnyTensorOrder) {
+  const auto config = nn::parse_network_config(kSmall);
+  const std::string weights = nn::init_network_bytes(config, 4);
+  nn::Network loaded = nn::load_network(config, weights);
+  EXPECT_EQ(nn::save_network(loaded), weights);
+  EXPECT_EQ(nn::save_network(nn::load_network(config, nn::save_network(loaded))), weights);
+
+  const std::string reversed = rewrite(weights, [](auto&, auto& tensors) { std::reverse(tensors.begin(), tensors.end()); });
+  ASSERT_NE(reversed, weights);
+  nn::Network from_reversed = nn::load_network(config, reversed);
+  EXPECT_EQ(nn::save_network(from_reversed), weights);
+  // Extra metadata (e.g. the Python library's {"format": "pt"}) is ignored.
+  const std::string extra = rewrite(weights, [](auto& metadata, auto&) { metadata.emplace_back("format", "pt"); });
+  EXPECT_EQ(nn::save_network(nn::load_network(config, extra)), weights);
+
+  torch::NoGradGuard no_grad;
+  const auto input = torch::rand({3, nn::kInputPlanes, 8, 8});
+  const auto a = loaded->forward(input);
+  const auto b = from_reversed->forward(input);
+  EXPECT_TRUE(torch::equal(a.policy, b.policy));
+  EXPECT_TRUE(torch::equal(a.wdl, b.wdl));
+}
+
+// pgmate 0.3 stored torch::serialize::OutputArchive bytes (a zip of pickles and TorchScript
+// that torch::jit::load executes): refused by their signature, never read.
+TEST(WeightsFormat, RefusesLibTorchArchives) {
+  const auto config = nn::parse_network_config(kSmall);
+  torch::manual_seed(0);
+  nn::Network network(config);
+  torch::serialize::OutputArchive archive;
+  network->save(archive);
+  archive.write("pgmate_format", c10::IValue(std::int64_t{1}));
+  archive.write("pgmate_config", c10::IValue(nn::to_json(config)));
+  std::ostringstream out;
+  archive.save_to(out);
+  const std::string old = out.str();
+  ASSERT_EQ(old.substr(0, 4), std::string("PK\x03\x04"));
+  expect_throws_invalid([&] { nn::load_network(config, old); },
+                        "network weights: a LibTorch archive (pgmate 0.3 weights) is never loaded: weights must be "
+                        "safetensors (pgmate_format 2); re-create the network or convert it with a trusted tool");
+  expect_throws_invalid([&] { torch_backend("cpu")->load(kSmall, old); }, "LibTorch archive");
+  std::ostringstream tensor_out;
+  torch::save(torch::ones({2}), tensor_out);
+  expect_throws_invalid([&] { nn::load_network(config, tensor_out.str()); }, "LibTorch archive");
+}
+
+// A TorchScript archive whose loading runs code: its class's __setstate__ prints a line and
+// creates a file. torch::jit::load does both (the control: the test can fail); load_network
+// refuses the bytes and neither happens.
+std::atomic<int> g_sentinel_prints{0};
+void sentinel_print_handler(const std::string& text) {
+  if (text.find("pgmate-sentinel") != std::string::npos) ++g_sentinel_prints;
+}
+
+TEST(WeightsFormat, TorchScriptArchiveIsRefusedWithoutRunningIt) {
+  const std::filesystem::path sentinel =
+      std::filesystem::temp_directory_path() / ("pgmate_sentinel_" + std::to_string(::getpid()) + ".bin");
+  std::filesystem::remove(sentinel);
+  ASSERT_EQ(sentinel.string().find('"'), std::string::npos);
+
+  torch::jit::Module evil("PgmateEvil");
+  evil.register_attribute("x", c10::TensorType::get(), torch::zeros({1}));
+  evil.define(R"(
+def forward(self, x: Tensor) -> Tensor:
+    return x + self.x
+
+def __getstate__(self) -> Tensor:
+    return self.x
+
+def __setstate__(self, state: Tensor) -> None:
+    print("pgmate-sentinel")
+    self.x = state + torch.from_file(")" + sentinel.string() + R"(", True, 1)
+)");
+  std::ostringstream out;
+  evil.save(out);
+  const std::string bytes = out.str();
+  ASSERT_FALSE(std::filesystem::exists(sentinel));  // saving calls __getstate__ only
+
+  const auto previous = torch::jit::getPrintHandler();
+  torch::jit::setPrintHandler(sentinel_print_handler);
+  g_sentinel_prints = 0;
+  // Refused, nothing run.
+  expect_throws_invalid([&] { nn::load_network(nn::parse_network_config(kSmall), bytes); }, "LibTorch archive");
+  expect_throws_invalid([&] { torch_backend("cpu")->load(kSmall, bytes); }, "LibTorch archive");
+  EXPECT_EQ(g_sentinel_prints.load(), 0);
+  EXPECT_FALSE(std::filesystem::exists(sentinel));
+  // Without the zip signature (the first bytes changed): still refused, as not safetensors.
+  std::string disguised = bytes;
+  disguised[0] = 'Q';
+  expect_throws_invalid([&] { nn::load_network(nn::parse_network_config(kSmall), disguised); }, "safetensors");
+  EXPECT_EQ(g_sentinel_prints.load(), 0);
+  EXPECT_FALSE(std::filesystem::exists(sentinel));
+
+  // The control: LibTorch's loader (what pgmate 0.3's load_network called) runs the code.
+  {
+    std::istringstream in(bytes);
+    torch::jit::Module loaded = torch::jit::load(in);
+    (void)loaded;
+  }
+  torch::jit::setPrintHandler(previous);
+  EXPECT_EQ(g_sentinel_prints.load(), 1);
+  EXPECT_TRUE(std::filesystem::exists(sentinel));
+  std::filesystem::remove(sentinel);
+}
+
+// Every refusal of load_network on safetensors input, each naming what is wrong.
+TEST(WeightsFormat, RefusesWrongContents) {
+  const auto config = nn::parse_network_config(kSmall);
+  const std::string weights = nn::init_network_bytes(config, 6);
+  auto refused = [&](const std::string& bytes, const std::string& mention) {
+    expect_throws_invalid([&] { nn::load_network(config, bytes); }, mention);
+  };
+  const std::string stray_data(4 * 16, '\0');
+
+  // Metadata.
+  refused(rewrite(weights, [](auto& metadata, auto&) { metadata.clear(); }),
+          "network weights: no \"pgmate_format\" metadata");
+  refused(rewrite(weights, [](auto& metadata, auto&) { set_metadata(metadata, "pgmate_format", "1"); }),
+          "unsupported pgmate_format \"1\"");
+  refused(rewrite(weights, [](auto& metadata, auto&) { erase_metadata(metadata, "pgmate_config"); }),
+          "no \"pgmate_config\" metadata");
+  refused(rewrite(weights, [](auto& metadata, auto&) { set_metadata(metadata, "pgmate_config", "{\"filters\": 12}"); }),
+          "stored configuration is invalid");
+  // Another configuration with the very same tensors (heads changes no shape).
+  refused(rewrite(weights,
+                  [](auto& metadata, auto&) {
+                    set_metadata(metadata, "pgmate_config",
+                                 R"({"filters":16,"blocks":2,"attention_blocks":1,"heads":2,"se_ratio":8})");
+                  }),
+          "saved for configuration {\"filters\":16,\"blocks\":2,\"attention_blocks\":1,\"heads\":2,\"se_ratio\":8}, "
+          "asked to load as {\"filters\":16,\"blocks\":2,\"attention_blocks\":1,\"heads\":4,\"se_ratio\":8}");
+  refused(rewrite(weights, [](auto& metadata, auto&) { erase_metadata(metadata, "pgmate_checksum"); }),
+          "no \"pgmate_checksum\" metadata");
+  refused(rewrite(weights, [](auto& metadata, auto&) { set_metadata(metadata, "pgmate_checksum", "0123456789ABCDEF"); }),
+          "\"pgmate_checksum\" is not 16 lowercase hex digits");
+  // A metadata value that is not a string (same header length: JSON allows the spaces).
+  {
+    std::string number = weights;
+    const std::size_t at = number.find("\"pgmate_format\":\"2\"");
+    ASSERT_NE(at, std::string::npos);
+    number.replace(at, 19, "\"pgmate_format\":2  ");
+    refused(number, "network weights: safetensors: metadata \"pgmate_format\": the value is not a string");
+  }
+
+  // Tensors.
+  refused(rewrite(weights, [&](auto&, auto& tensors) { tensors.push_back({"blocks.9.conv1.weight", "F32", {16}, stray_data}); }),
+          "unexpected tensor \"blocks.9.conv1.weight\"");
+  refused(rewrite(weights,
+                  [](auto&, auto& tensors) {
+                    std::erase_if(tensors, [](const auto& t) { return t.name == "blocks.1.attention.position"; });
+                  }),
+          "missing tensor \"blocks.1.attention.position\"");
+  refused(rewrite(weights, [](auto&, auto& tensors) { find_input(tensors, "policy_fc.bias")->shape = {2, 2336}; }),
+          "tensor \"policy_fc.bias\" has shape [2, 2336], the configuration needs [4672]");
+  refused(rewrite(weights, [](auto&, auto& tensors) { find_input(tensors, "stem_norm.weight")->shape = {1, 16}; }),
+          "tensor \"stem_norm.weight\" has shape [1, 16], the configuration needs [16]");
+  refused(rewrite(weights, [](auto&, auto& tensors) { find_input(tensors, "stem_norm.weight")->dtype = "I32"; }),
+          "tensor \"stem_norm.weight\" is I32, the network needs F32");
+  refused(rewrite(weights,
+                  [](auto&, auto& tensors) {
+                    auto* t = find_input(tensors, "value_fc2.bias");
+                    t->dtype = "F16";
+                    t->shape = {6};
+                  }),
+          "tensor \"value_fc2.bias\" is F16");
+
+  // Data: a flipped bit, two same-shaped tensors swapped, non-finite values.
+  {
+    const nn::SafetensorsView view = nn::parse_safetensors(weights);
+    std::string flipped = weights;
+    const std::size_t at = weights.size() - view.data.size() + view.find("value_fc1.weight")->begin + 101;
+    flipped[at] = static_cast<char>(flipped[at] ^ 0x01);
+    refused(flipped, "checksum mismatch");
+  }
+  refused(rewrite(weights,
+                  [](auto&, auto& tensors) {
+                    std::swap(find_input(tensors, "blocks.0.norm1.weight")->data,
+                              find_input(tensors, "blocks.0.norm1.bias")->data);
+                  }),
+          "checksum mismatch");
+  for (const float bad : {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity(),
+                          -std::numeric_limits<float>::infinity()}) {
+    SCOPED_TRACE(bad);
+    nn::Network network = nn::load_network(config, weights);
+    {
+      torch::NoGradGuard no_grad;
+      network->named_parameters()["blocks.1.se.fc2.bias"].view(-1)[3] = bad;
+    }
+    refused(nn::save_network(network), "tensor \"blocks.1.se.fc2.bias\" holds NaN or infinity");
+  }
+
+  // Not safetensors at all, or not strict safetensors.
+  refused(std::string("\x10\0\0\0\0\0\0\0{\"a\":1}         ", 24), "network weights: safetensors: tensor \"a\"");
+  refused(weights + "x", "bytes after the last tensor's data");
+  refused(weights.substr(0, weights.size() - 4), "beyond the");
+  {
+    std::uint64_t n = 0;  // one more header byte, not whitespace, after the JSON object
+    std::memcpy(&n, weights.data(), 8);
+    std::string trailing = weights;
+    trailing.insert(8 + n, "x");
+    ++n;
+    std::memcpy(trailing.data(), &n, 8);
+    refused(trailing, "trailing bytes after the JSON object");
+  }
+}
+
+// init_network_bytes refuses, before building anything, a configuration whose weights would
+// not fit the limit (64 MiB by default: the protocol's max_large_payload).
+TEST(WeightsFormat, InitRefusesOversizedConfigurations) {
+  const auto largest = nn::parse_network_config(R"({"filters": 1024, "blocks": 64, "attention_blocks": 64})");
+  const auto started = std::chrono::steady_clock::now();
+  expect_throws_invalid([&] { nn::init_network_bytes(largest, 1); },
+                        std::to_string(nn::parameter_count(largest)) + " parameters");
+  expect_throws_invalid([&] { nn::init_network_bytes(largest, 1); }, "above the limit of 67108864 bytes");
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(), 1.0);
+  expect_throws_invalid([&] { torch_backend("cpu")->init_weights(R"({"filters": 256})", 1); }, "limit");
+  expect_throws_invalid([&] { torch_backend("cpu", 1000)->init_weights(kSmall, 1); },
+                        "above the limit of 1000 bytes");
+  EXPECT_GT(nn::serialized_weights_size(nn::parse_network_config(R"({"filters": 256})")), nn::kMaxWeightBytes);
+  EXPECT_LT(nn::serialized_weights_size(nn::NetworkConfig{}), nn::kMaxWeightBytes);
+
+  // The limit is on the exact size written.
+  const auto small = nn::parse_network_config(kSmall);
+  const std::uint64_t size = nn::serialized_weights_size(small);
+  EXPECT_EQ(nn::init_network_bytes(small, 1, size).size(), size);
+  expect_throws_invalid([&] { nn::init_network_bytes(small, 1, size - 1); },
+                        "above the limit of " + std::to_string(size - 1) + " bytes");
+  for (const std::string& json : {std::string(R"({"filters": 8, "blocks": 0})"),
+                                  std::string(R"({"filters": 24, "blocks": 3, "heads": 3, "se_ratio": 6})")}) {
+    const auto config = nn::parse_network_config(json);
+    EXPECT_EQ(nn::init_network_bytes(config, 2).size(), nn::serialized_weights_size(config)) << json;
+  }
+}
+
 TEST(TorchBackend, DefaultConfiguration) {
-  auto backend = make_torch_backend("cpu");
+  auto backend = torch_backend("cpu");
   const nn::NetworkConfig defaults;
   EXPECT_EQ(nn::parameter_count(defaults), kDefaultParameters);
   const std::string weights = backend->init_weights("{}", 1);
@@ -460,6 +828,7 @@ TEST(TorchBackend, DefaultConfiguration) {
                 std::to_string(kDefaultParameters) + "}");
   nn::Network network(defaults);
   EXPECT_EQ(nn::count_parameters(*network), kDefaultParameters);
+  EXPECT_EQ(weights.size(), nn::serialized_weights_size(defaults));
   std::printf("default network: %lld parameters, %zu weight bytes\n", static_cast<long long>(kDefaultParameters),
               weights.size());
   const EvalBatch batch = make_batch(3, 8);
@@ -472,7 +841,7 @@ TEST(TorchBackend, DefaultConfiguration) {
 }
 
 TEST(TorchBackend, DISABLED_Throughput) {
-  auto backend = make_torch_backend("auto");
+  auto backend = torch_backend("auto");
   const std::string weights = backend->init_weights("{}", 1);
   backend->load("{}", weights);
   std::printf("device %s, %d threads, weights %zu bytes\n", backend->device().c_str(), torch::get_num_threads(),
