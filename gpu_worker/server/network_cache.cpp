@@ -46,7 +46,7 @@ std::shared_ptr<const LoadedNetwork> NetworkCache::load(const Key& key, const st
     network = backend_.load(config_json, weights);
     if (!network) throw std::runtime_error("the evaluation backend returned no network");
     if (network->memory_bytes() > budget_)
-      throw std::invalid_argument(key.describe() + " needs " + std::to_string(network->memory_bytes() >> 20) +
+      throw std::invalid_argument("network " + std::to_string(key.id) + " needs " + std::to_string(network->memory_bytes() >> 20) +
                                   " MiB, more than the worker's whole network memory budget of " +
                                   std::to_string(budget_ >> 20) + " MiB (pgmate-worker --network-memory)");
   } catch (...) {

@@ -580,7 +580,7 @@ void Server::dispatch(Conn& c, const FrameHeader& h, std::span<const std::uint8_
             network = batcher_->load_network(req->network, req->config, req->weights);
           } catch (const std::exception& e) {
             log(name + " failed to load: " + e.what());
-            return fail(ErrorCode::kBackend, "cannot load " + name + ": " + e.what());
+            return fail(ErrorCode::kBackend, "cannot load network " + std::to_string(req->network.id) + ": " + e.what());
           }
           const double ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
           const auto held = batcher_->networks().stats();
