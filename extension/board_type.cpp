@@ -95,16 +95,17 @@ PGMATE_FUNCTION(board_piece_at) {
   return pg::text_datum(pg::piece_text(p));
 }
 
+// An illegal move (or one past move 65535) is 22023, text that is not a move 22P02.
 PGMATE_FUNCTION(board_play) {
   chess::Board b = pg::board_arg(fcinfo, 0);
-  b.play(chess::resolve_move(b, pg::move_arg(fcinfo, 1)));
+  chess::play_checked(b, chess::resolve_move(b, pg::move_arg(fcinfo, 1)));
   return pg::board_to_datum(b);
 }
 
 // play(board, text): SAN or UCI. Also what a bare literal resolves to, play('startpos', 'e4').
 PGMATE_FUNCTION(board_play_text) {
   chess::Board b = pg::board_arg(fcinfo, 0);
-  b.play(chess::parse_san(b, pg::text_arg(fcinfo, 1)));
+  chess::play_checked(b, chess::parse_san(b, pg::text_arg(fcinfo, 1)));
   return pg::board_to_datum(b);
 }
 
@@ -114,8 +115,8 @@ PGMATE_FUNCTION(board_play_moves) {
   for (size_t i = 0; i < moves.size(); ++i) {
     const chess::Move m = pg::move_from_datum(moves[i]);
     try {
-      b.play(chess::resolve_move(b, m));
-    } catch (const chess::ParseError& e) {
+      chess::play_checked(b, chess::resolve_move(b, m));
+    } catch (const chess::IllegalMove& e) {
       throw pg::SqlError(ERRCODE_INVALID_PARAMETER_VALUE, "move " + std::to_string(i + 1) + " of " +
                                                               std::to_string(moves.size()) + ": " + e.what());
     }

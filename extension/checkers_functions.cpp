@@ -13,6 +13,7 @@
 #include "checkers/render.h"
 #include "checkers/svg.h"
 #include "checkers_datum.h"
+#include "common/text.h"
 #include "worker_link.h"
 
 using namespace pgmate;
@@ -49,18 +50,6 @@ checkers::Move resolve(const checkers::Board& b, const checkers::Move& wanted, c
   }
   throw pg::SqlError(ERRCODE_INVALID_PARAMETER_VALUE, message);
 }
-
-// Move text against a board: malformed text is 22P02, a move not legal here 22023.
-checkers::Move parse_on_board(const checkers::Board& b, const std::string& text, checkers::CaptureRule rule) {
-  checkers::lex_move(text);  // throws ParseError (22P02) for text that is not a move
-  try {
-    return checkers::parse_move(b, text, rule);
-  } catch (const checkers::ParseError& e) {
-    throw pg::SqlError(ERRCODE_INVALID_PARAMETER_VALUE, e.what());
-  }
-}
-
-
 
 }  // namespace
 
@@ -108,7 +97,7 @@ PGMATE_FUNCTION(checkers_play_text) {
   checkers::Board b = pg::checkers_board_arg(fcinfo, 0);
   const std::string text = pg::text_arg(fcinfo, 1);
   const checkers::CaptureRule rule = pg::capture_rule_arg(fcinfo, 2);
-  b.play(parse_on_board(b, text, rule));
+  b.play(checkers::parse_move(b, text, rule));  // malformed text 22P02, an illegal move 22023
   return pg::checkers_board_to_datum(b);
 }
 
@@ -119,7 +108,7 @@ PGMATE_FUNCTION(checkers_move_parse) {
   const checkers::Board b = pg::checkers_board_arg(fcinfo, 0);
   const std::string text = pg::text_arg(fcinfo, 1);
   const checkers::CaptureRule rule = pg::capture_rule_arg(fcinfo, 2);
-  return pg::checkers_move_to_datum(parse_on_board(b, text, rule));
+  return pg::checkers_move_to_datum(checkers::parse_move(b, text, rule));
 }
 
 // legal_moves(checkers_board, rule) -> SETOF (move, notation, captures, crowns), in
@@ -177,8 +166,8 @@ PGMATE_FUNCTION(checkers_perft) {
   if (device == "cpu") return Int64GetDatum(int64(checkers::perft_polling(b, depth, rule, pg::check_for_interrupts)));
   if (device != "gpu" && device != "worker")
     throw pg::SqlError(ERRCODE_INVALID_PARAMETER_VALUE,
-                       "device must be 'cpu' (this backend), 'gpu' or 'worker' (pgmate-worker), not \"" +
-                           device.substr(0, 40) + "\"");
+                       "device must be 'cpu' (this backend), 'gpu' or 'worker' (pgmate-worker), not " +
+                           quote_input(device, 40));
   pg::check_worker_perft_depth(depth, true);
   const worker::Device where = device == "gpu" ? worker::Device::kGpu : worker::Device::kAuto;
   return Int64GetDatum(int64(

@@ -8,6 +8,7 @@
 
 #include "checkers/notation.h"
 #include "checkers_datum.h"
+#include "common/text.h"
 
 using namespace pgmate;
 using pgmate::pg::pg_call;
@@ -24,12 +25,7 @@ struct BoardBytes {
 static_assert(sizeof(BoardBytes) == kCheckersBoardSize);
 static_assert(sizeof(checkers::Move) == kCheckersMoveSize);
 
-std::string quoted(std::string_view s) {
-  std::string q = "\"";
-  q.append(s.substr(0, 80));
-  if (s.size() > 80) q += "...";
-  return q + "\"";
-}
+std::string quoted(std::string_view s) { return quote_input(s, 80); }
 
 }  // namespace
 

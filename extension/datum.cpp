@@ -3,6 +3,7 @@
 
 #include "chess/fen.h"
 #include "chess/notation.h"
+#include "common/text.h"
 #include "datum.h"
 
 
@@ -46,7 +47,7 @@ chess::Square square_arg(FunctionCallInfo fcinfo, int n) {
   const chess::Square s = chess::parse_square(text);
   if (s == chess::kNoSquare)
     throw SqlError(ERRCODE_INVALID_TEXT_REPRESENTATION,
-                   "invalid square \"" + text.substr(0, 40) + "\": expected a file a-h and a rank 1-8, like \"e4\"");
+                   "invalid square " + quote_input(text, 40) + ": expected a file a-h and a rank 1-8, like \"e4\"");
   return s;
 }
 

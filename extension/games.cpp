@@ -6,6 +6,7 @@
 #include "chess/fen.h"
 #include "chess/notation.h"
 #include "chess/pgn.h"
+#include "common/text.h"
 #include "datum.h"
 
 using namespace pgmate;
@@ -19,14 +20,16 @@ void walk_game(const chess::Board& start, const std::vector<Datum>& moves, Visit
   chess::Board b = start;
   for (size_t i = 0; i < moves.size(); ++i) {
     chess::Move m;
+    chess::Board next = b;
     try {
       m = chess::resolve_move(b, pg::move_from_datum(moves[i]));
-    } catch (const chess::ParseError& e) {
+      chess::play_checked(next, m);
+    } catch (const chess::IllegalMove& e) {
       throw pg::SqlError(ERRCODE_INVALID_PARAMETER_VALUE,
                          "move " + std::to_string(i + 1) + " of " + std::to_string(moves.size()) + ": " + e.what());
     }
     visit(int(i), b, m);
-    b.play(m);
+    b = next;
   }
   visit(int(moves.size()), b, chess::Move());
 }
@@ -89,8 +92,8 @@ PGMATE_FUNCTION(game_is_valid) {
   chess::Board b = pg::board_arg(fcinfo, 0);
   for (Datum d : pg::array_elements(fcinfo, 1, "moves")) {
     try {
-      b.play(chess::resolve_move(b, pg::move_from_datum(d)));
-    } catch (const chess::ParseError&) {
+      chess::play_checked(b, chess::resolve_move(b, pg::move_from_datum(d)));
+    } catch (const chess::IllegalMove&) {
       return BoolGetDatum(false);
     }
   }
@@ -106,7 +109,7 @@ PGMATE_FUNCTION(pgn_games) {
   const std::string on_error = pg::text_arg(fcinfo, 1);
   if (on_error != "fail" && on_error != "skip")
     throw pg::SqlError(ERRCODE_INVALID_PARAMETER_VALUE,
-                       "on_error must be 'fail' or 'skip', not \"" + on_error.substr(0, 40) + "\"");
+                       "on_error must be 'fail' or 'skip', not " + quote_input(on_error, 40));
   chess::PgnReader reader(on_error == "skip" ? chess::PgnErrorMode::kSkip : chess::PgnErrorMode::kFail);
   pg::pg_call([&] { InitMaterializedSRF(fcinfo, 0); });
   ReturnSetInfo* rsinfo = reinterpret_cast<ReturnSetInfo*>(fcinfo->resultinfo);
@@ -161,7 +164,7 @@ PGMATE_FUNCTION(pgn_text) {
   for (Datum d : pg::array_elements(fcinfo, 3, "moves")) {
     const chess::Move m = chess::resolve_move(b, pg::move_from_datum(d));
     moves.push_back(m);
-    b.play(m);
+    chess::play_checked(b, m);
   }
   return pg::text_datum(chess::to_pgn(tags, start, moves, pg::text_arg(fcinfo, 4)));
 }

@@ -24,9 +24,10 @@ Datum matrix_datum(const chess::SquareMatrix& m) {
 }  // namespace
 
 // move_table(piece text DEFAULT NULL) -> SETOF (piece, from_square, to_square, squares_crossed)
+// NULL is every piece; '' is an unknown piece (22023), as in move_mask.
 PGMATE_FUNCTION(geometry_move_table) {
-  const std::string filter = PG_ARGISNULL(0) ? std::string() : pg::text_arg(fcinfo, 0);
-  const std::vector<chess::GeometricMove> moves = chess::move_table(filter);
+  const std::vector<chess::GeometricMove> moves =
+      PG_ARGISNULL(0) ? chess::move_table() : chess::move_table(pg::text_arg(fcinfo, 0));
   pg::pg_call([&] {
     InitMaterializedSRF(fcinfo, 0);
     ReturnSetInfo* rsinfo = reinterpret_cast<ReturnSetInfo*>(fcinfo->resultinfo);

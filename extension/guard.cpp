@@ -2,6 +2,7 @@
 #include <new>
 
 #include "chess/fen.h"
+#include "common/text.h"
 #include "guard.h"
 
 extern "C" {
@@ -12,9 +13,12 @@ namespace pgmate::pg {
 
 namespace {
 
+// Cut on a character boundary: a message cut inside a UTF-8 character would be refused
+// by the client encoding check, hiding the real error.
 void copy_message(char* out, size_t size, const char* text) {
-  std::strncpy(out, text, size - 1);
-  out[size - 1] = '\0';
+  const size_t n = utf8_prefix_length(text, size - 1);
+  std::memcpy(out, text, n);
+  out[n] = '\0';
 }
 
 }  // namespace
@@ -31,6 +35,9 @@ Datum run_guarded(Body body, FunctionCallInfo fcinfo) {
     postgres_error = e.data();
   } catch (const SqlError& e) {
     sqlstate = e.sqlstate();
+    copy_message(message, sizeof message, e.what());
+  } catch (const chess::IllegalMove& e) {
+    sqlstate = ERRCODE_INVALID_PARAMETER_VALUE;
     copy_message(message, sizeof message, e.what());
   } catch (const chess::ParseError& e) {
     sqlstate = ERRCODE_INVALID_TEXT_REPRESENTATION;

@@ -3,7 +3,8 @@
 //
 // - C++ exceptions never cross into PostgreSQL: PGMATE_FUNCTION runs the body inside
 //   try/catch and raises ereport(ERROR) with a real SQLSTATE only after every C++ frame
-//   is gone (ParseError -> 22P02, bad_alloc -> 53200, SqlError -> its own code).
+//   is gone (IllegalMove -> 22023, any other ParseError -> 22P02, bad_alloc -> 53200,
+//   SqlError -> its own code).
 // - PostgreSQL errors never longjmp over live C++ objects: C++ code calls PostgreSQL
 //   through pg_call(), which catches the error with PG_TRY and rethrows it as PgError;
 //   the guard re-raises the original error unchanged.

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "client/worker_evaluator.h"
+#include "common/text.h"
 #include "mcts/rollout_evaluator.h"
 #include "mcts/selfplay.h"
 #include "datum.h"
@@ -252,15 +253,15 @@ PGMATE_FUNCTION(selfplay_procedure) {
   bool seeded = false;
   if (!PG_ARGISNULL(4)) {
     for (const Option& option : read_options(PG_GETARG_DATUM(4))) {
-      const std::string key = option.key.substr(0, 64);
-      if (!option.value) throw pg::SqlError(ERRCODE_INVALID_PARAMETER_VALUE, "option \"" + key + "\" must not be null");
+      const std::string key = quote_input(option.key, 64);
+      if (!option.value) throw pg::SqlError(ERRCODE_INVALID_PARAMETER_VALUE, "option " + key + " must not be null");
       if (option.key == "run") {
         run = *option.value;
         continue;
       }
       if (option.key == "games" || option.key == "simulations" || option.key == "parallel")
         throw pg::SqlError(ERRCODE_INVALID_PARAMETER_VALUE,
-                           "option \"" + key + "\" is an argument of pgmate.selfplay: pass it there, not in options");
+                           "option " + key + " is an argument of pgmate.selfplay: pass it there, not in options");
       try {
         mcts::set_option(config, option.key, *option.value);
       } catch (const std::invalid_argument& e) {

@@ -7,6 +7,7 @@
 #include "chess/fen.h"
 #include "chess/notation.h"
 #include "chess/perft.h"
+#include "common/text.h"
 #include "datum.h"
 #include "networks.h"
 #include "worker_link.h"
@@ -23,8 +24,8 @@ worker::Device device_arg(const std::string& device) {
   if (device == "gpu") return worker::Device::kGpu;
   if (device == "worker") return worker::Device::kAuto;
   throw pg::SqlError(ERRCODE_INVALID_PARAMETER_VALUE,
-                     "device must be 'cpu' (this backend), 'gpu' or 'worker' (pgmate-worker), not \"" +
-                         device.substr(0, 40) + "\"");
+                     "device must be 'cpu' (this backend), 'gpu' or 'worker' (pgmate-worker), not " +
+                         quote_input(device, 40));
 }
 
 std::vector<chess::Board> boards_arg(FunctionCallInfo fcinfo, int n, const char* what) {

@@ -30,3 +30,24 @@ SELECT 'x'::move;
 SELECT move('startpos', 'Nf5');
 SELECT play('startpos', '{e2e4,e7e5,e1e3}'::move[]);
 SELECT perft('startpos', 99);
+-- an illegal move is 22023 in every function, text that is not a move 22P02
+SELECT play('startpos', 'e2e5'::move);
+SELECT play('startpos', 'Nf5');
+SELECT san('startpos', 'e2e5');
+SELECT play('startpos', 'Qx');
+SELECT play('4k3/8/8/8/8/8/8/4K3 b - - 0 65535', 'Kd8');
+-- quoted input is cut between characters, never inside one, and control bytes are
+-- escaped: the message stays valid in any client encoding (a character cut in two made
+-- the error 22021 for a LATIN1 client)
+\set VERBOSITY default
+SELECT move('startpos', 'N' || repeat(chr(233), 70));
+SELECT move('startpos', E'Nf3\n');
+SET client_encoding = 'LATIN1';
+\set VERBOSITY sqlstate
+SELECT move('startpos', 'N' || repeat(chr(233), 70));
+SELECT ('x' || repeat(chr(233), 200))::board;
+SELECT ('1' || repeat(chr(233), 100))::checkers_move;
+SELECT piece_at('startpos', 'e' || repeat(chr(233), 30));
+SELECT * FROM pgn_games('', 'x' || repeat(chr(233), 30));
+RESET client_encoding;
+\set VERBOSITY default

@@ -58,6 +58,15 @@ SELECT * FROM pgn_games('1. e4 @@ 1-0');
 SELECT * FROM pgn_games('[FEN "8/8/8/8/8/8/8/8 w - - 0 1"]
 1. e4 *');
 SELECT * FROM pgn_games('1. e4', 'ignore');
+-- a Result tag the movetext contradicts, a repeated tag, a second result with no game
+-- before it: errors, not a silent choice (nor an empty game)
+SELECT * FROM pgn_games('[Result "1-0"]
+1. e4 e5 0-1');
+SELECT * FROM pgn_games('[Event "a"]
+[Event "b"]
+1. e4 *');
+SELECT * FROM pgn_games('1. e4 e5 1-0 0-1');
+SELECT result, moves FROM pgn_games('1. e4 e5 1-0 0-1', on_error => 'skip');
 -- skip mode: the bad game is left out and counted
 SELECT pgmate.import_pgn($pgn$
 [Event "good"]
@@ -79,6 +88,7 @@ INSERT INTO pgmate.games (moves) VALUES ('{e2e4,e7e5,e1e3}');
 \set VERBOSITY default
 INSERT INTO pgmate.games (moves, result) VALUES ('{f2f3,e7e5,g2g4,d8h4}', '0-1') RETURNING id, ply_count;
 SELECT game_positions('startpos', '{e2e4,e2e4}');
+SELECT game_positions('4k3/8/8/8/8/8/8/4K3 b - - 0 65535', '{e8d8}');
 
 -- openings by position (transpositions count)
 SELECT pgmate.import_openings($pgn$

@@ -7,6 +7,7 @@ SELECT * FROM move_table('knight') WHERE from_square = 'a1';
 SELECT * FROM move_table('white_pawn') WHERE from_square = 'e2';
 SELECT count(*) FROM move_table('KNIGHT');
 SELECT * FROM move_table('elephant');
+SELECT * FROM move_table('');   -- NULL (the default) is every piece; '' names none
 
 -- the king-matrix seed: a king on d4 and on a8
 SELECT move_mask('king', 'd4');
@@ -15,6 +16,7 @@ SELECT move_mask('knight', 'g1');
 SELECT move_mask('black_pawn', 'e7');
 SELECT move_mask('white_pawn', 'e1');
 SELECT move_mask('king', 'i9');
+SELECT move_mask('', 'd4');
 -- a matrix's rows, as a picture
 SELECT r AS row, array_to_string((move_mask('queen', 'd4'))[r:r][1:8], ' ') AS cells
   FROM generate_series(1, 8) r;

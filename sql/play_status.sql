@@ -19,3 +19,9 @@ SELECT play('startpos', 'e2e5');
 SELECT play('startpos', '{e2e4,e7e5,e1e3}'::move[]);
 SELECT play('startpos', '{e2e4,NULL}'::move[]);
 SELECT play('8/1P6/8/8/8/8/6k1/K7 w - - 0 1', 'b7b8');
+-- the move counters stop at 65535: a FEN beyond is refused, and so is a move past it
+SELECT play('4k3/8/8/8/8/8/8/4K3 w - - 0 65535', 'Kd1');
+SELECT play('4k3/8/8/8/8/8/8/4K3 b - - 0 65535', 'Kd8');
+SELECT play('4k3/8/8/8/8/8/8/4K3 w - - 0 65535', '{e1d1,e8d8}'::move[]);
+SELECT play('4k3/8/8/8/8/8/8/4K3 w - - 65535 80', 'Kd1');
+SELECT '4k3/8/8/8/8/8/8/4K3 w - - 0 65536'::board;

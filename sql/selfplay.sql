@@ -111,6 +111,7 @@ SELECT label, pg_temp.sqlstate_of(statement) AS error FROM (VALUES
   ('unknown option',       $$CALL pgmate.selfplay(1, 16, NULL, 1, '{"speed": 3}')$$),
   ('bad option value',     $$CALL pgmate.selfplay(1, 16, NULL, 1, '{"max_plies": "lots"}')$$),
   ('option out of range',  $$CALL pgmate.selfplay(1, 16, NULL, 1, '{"dirichlet_weight": 2}')$$),
+  ('option given twice',   $$CALL pgmate.selfplay(1, 16, NULL, 1, '{"max_plies": 5, "max-plies": 6}')$$),
   ('null option',          $$CALL pgmate.selfplay(1, 16, NULL, 1, '{"seed": null}')$$),
   ('argument as option',   $$CALL pgmate.selfplay(1, 16, NULL, 1, '{"simulations": 800}')$$),
   ('options not an object', $$CALL pgmate.selfplay(1, 16, NULL, 1, '[1, 2]')$$),

@@ -2,16 +2,13 @@
 
 #include <cstdio>
 
+#include "common/text.h"
+
 namespace pgmate::checkers {
 
 namespace {
 
-std::string quoted(std::string_view s, size_t limit = 120) {
-  std::string q = "\"";
-  q.append(s.substr(0, limit));
-  if (s.size() > limit) q += "...";
-  return q + "\"";
-}
+std::string quoted(std::string_view s, size_t limit = 120) { return quote_input(s, limit); }
 
 std::string char_desc(char c) {
   if (c >= 33 && c < 127) return std::string("'") + c + "'";

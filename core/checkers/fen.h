@@ -18,8 +18,10 @@
 
 namespace pgmate::checkers {
 
-// Every rejected input (FEN, move text) throws a ParseError naming the input and the fault.
+// Every rejected input (FEN, move text) throws a ParseError naming the input and the fault;
+// well-formed move text that is not legal on the board, an IllegalMove (a ParseError).
 using ParseError = chess::ParseError;
+using IllegalMove = chess::IllegalMove;
 
 inline constexpr std::string_view kStartFen = "B:W21,22,23,24,25,26,27,28,29,30,31,32:B1,2,3,4,5,6,7,8,9,10,11,12";
 

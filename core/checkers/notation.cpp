@@ -3,16 +3,13 @@
 #include <cstdio>
 #include <vector>
 
+#include "common/text.h"
+
 namespace pgmate::checkers {
 
 namespace {
 
-std::string quoted(std::string_view s) {
-  std::string q = "\"";
-  q.append(s.substr(0, 80));
-  if (s.size() > 80) q += "...";
-  return q + "\"";
-}
+std::string quoted(std::string_view s) { return quote_input(s, 80); }
 
 // 'x' for a printable character, "byte 0x07" for any other.
 std::string shown_char(char ch) {
@@ -146,7 +143,7 @@ Move move_from_squares(const MoveText& t, std::string_view what) {
 Move parse_move(const Board& b, std::string_view text, CaptureRule rule) {
   const std::string_view original = text;
   auto illegal = [&](const std::string& why) {
-    return ParseError("illegal move " + quoted(original) + " in " + to_fen(b) + ": " + why);
+    return IllegalMove("illegal move " + quoted(original) + " in " + to_fen(b) + ": " + why);
   };
   const MoveText lexed = lex_move(text);
   const std::vector<int>& squares = lexed.squares;  // PDN numbers

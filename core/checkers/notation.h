@@ -34,7 +34,8 @@ MoveText lex_move(std::string_view text);
 Move move_from_squares(const MoveText& t, std::string_view what);
 
 // Parses move text and returns the matching legal move of `b` under `rule`; throws
-// ParseError naming the text (and the position) when it is malformed or not legal here.
+// ParseError naming the text when it is malformed, IllegalMove (a ParseError) naming the
+// text and the position when it is not legal here.
 // A jump may also be written with its start and end only ("15x31") when only one legal
 // sequence joins them; 'X' is read as 'x'.
 Move parse_move(const Board& b, std::string_view text, CaptureRule rule = CaptureRule::kAny);

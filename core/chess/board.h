@@ -116,7 +116,8 @@ PGMATE_HD inline void Board::play(Move m) {
   if constexpr (keys) if (ep != kNoSquare) key ^= zobrist::en_passant(file_of(ep));
   ep = kNoSquare;
   // Both counters stop at their 16-bit limit rather than wrap (a wrapped clock would
-  // undo a fifty-move draw).
+  // undo a fifty-move draw). Moves that reach a user go through play_checked
+  // (chess/notation.h), which refuses such a move instead.
   if (halfmove != 0xFFFF) ++halfmove;
 
   if (m.kind() == kCastling) {

@@ -3,18 +3,15 @@
 #include <charconv>
 #include <vector>
 
+#include "common/text.h"
+
 namespace pgmate::chess {
 
 namespace {
 
 constexpr std::string_view kPieceChars = "PNBRQK";
 
-std::string quoted(std::string_view s) {
-  std::string q = "\"";
-  q.append(s.substr(0, 120));
-  if (s.size() > 120) q += "...";
-  return q + "\"";
-}
+std::string quoted(std::string_view s) { return quote_input(s, 120); }
 
 [[noreturn]] void fail(std::string_view fen, const std::string& why) {
   throw ParseError("invalid FEN " + quoted(fen) + ": " + why);

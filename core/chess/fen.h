@@ -16,6 +16,15 @@ class ParseError : public std::invalid_argument {
   using std::invalid_argument::invalid_argument;
 };
 
+// A well-formed move that the position does not allow: not legal there (or SAN that
+// names no single legal move), or one whose move counters would pass 65535. A ParseError,
+// so "rejected input" stays one catch; SQL tells them apart: IllegalMove is 22023, text
+// that does not parse 22P02.
+class IllegalMove : public ParseError {
+ public:
+  using ParseError::ParseError;
+};
+
 inline constexpr std::string_view kStartFen = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1";
 
 // Parses a FEN (the clocks may be left out: they default to "0 1"). "startpos" is accepted

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "chess/notation.h"
+
 namespace pgmate::chess {
 
 std::string_view status_name(GameStatus s) {
@@ -37,9 +39,11 @@ GameStatus board_status(const Board& b) {
 Game::Game(const Board& start) : start_(start), board_(start) {}
 
 void Game::play(Move m) {
+  Board next = board_;
+  play_checked(next, m);
   previous_.push_back(board_);
   moves_.push_back(m);
-  board_.play(m);
+  board_ = next;
 }
 
 void Game::undo() {

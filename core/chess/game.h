@@ -35,6 +35,7 @@ class Game {
   const Board& start() const { return start_; }
   const std::vector<Move>& moves() const { return moves_; }
 
+  // Plays a legal move (through play_checked: IllegalMove past move 65535).
   void play(Move m);
   // Undoes the last move (the previous boards are kept: copy-make).
   void undo();

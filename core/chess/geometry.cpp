@@ -3,6 +3,7 @@
 #include <stdexcept>
 
 #include "chess/fen.h"
+#include "common/text.h"
 
 namespace pgmate::chess {
 namespace {
@@ -34,8 +35,7 @@ bool iequals(std::string_view a, std::string_view b) {
 Geo parse_geo(std::string_view name) {
   for (int i = 0; i < kGeoCount; ++i)
     if (iequals(name, kNames[i])) return Geo(i);
-  throw std::invalid_argument("unknown piece \"" + std::string(name) + "\" (valid: " + valid_names() +
-                              ")");
+  throw std::invalid_argument("unknown piece " + quote_input(name, 40) + " (valid: " + valid_names() + ")");
 }
 
 void check_square(Square s) {
@@ -94,14 +94,16 @@ const std::vector<std::string>& geometry_piece_names() {
   return names;
 }
 
-std::vector<GeometricMove> move_table(std::string_view piece_filter) {
+std::vector<GeometricMove> move_table() {
   std::vector<GeometricMove> out;
-  if (piece_filter.empty()) {
-    out.reserve(3952);
-    for (int i = 0; i < kGeoCount; ++i) append_moves(Geo(i), out);
-  } else {
-    append_moves(parse_geo(piece_filter), out);
-  }
+  out.reserve(3952);
+  for (int i = 0; i < kGeoCount; ++i) append_moves(Geo(i), out);
+  return out;
+}
+
+std::vector<GeometricMove> move_table(std::string_view piece) {
+  std::vector<GeometricMove> out;
+  append_moves(parse_geo(piece), out);
   return out;
 }
 

@@ -38,14 +38,16 @@ using SquareMatrix = std::array<std::array<int, 8>, 8>;
 // The canonical piece names, in table order.
 const std::vector<std::string>& geometry_piece_names();
 
-// Every geometric move of the named piece on an empty board (all pieces when the filter is
-// empty), ordered by piece (the order of geometry_piece_names), then from, then to
+// Every geometric move of the named piece on an empty board (of all pieces without a
+// name), ordered by piece (the order of geometry_piece_names), then from, then to
 // (square numbers, a1 = 0 ... h8 = 63). Counts: king 420, queen 1456, rook 896,
 // bishop 560, knight 336, white_pawn 140, black_pawn 140, castling 4 (3952 in all).
 // Pawns: single pushes and diagonal captures from ranks 2-7, double pushes from the start
 // rank; a pawn never stands on its first or last rank, so nothing moves from there.
-// Throws std::invalid_argument listing the valid names for an unknown name.
-std::vector<GeometricMove> move_table(std::string_view piece_filter = {});
+// Throws std::invalid_argument listing the valid names for an unknown name; the empty
+// name is one (as in move_mask), not "all pieces".
+std::vector<GeometricMove> move_table();
+std::vector<GeometricMove> move_table(std::string_view piece);
 
 // 1 on each square the named piece on s can reach on an empty board, else 0: exactly the
 // targets of move_table(piece) from s. Pawns: pushes (double from the start rank) and both

@@ -1,17 +1,14 @@
 #include "chess/notation.h"
 
+#include "common/text.h"
+
 namespace pgmate::chess {
 
 namespace {
 
 constexpr std::string_view kPromotionChars = "nbrq";  // indexed by type - kKnight
 
-std::string quoted(std::string_view s) {
-  std::string q = "\"";
-  q.append(s.substr(0, 60));
-  if (s.size() > 60) q += "...";
-  return q + "\"";
-}
+std::string quoted(std::string_view s) { return quote_input(s, 60); }
 
 bool is_piece_letter(char c) { return c == 'N' || c == 'B' || c == 'R' || c == 'Q' || c == 'K'; }
 
@@ -73,10 +70,21 @@ Move resolve_move(const Board& b, Move wanted) {
   if (wanted.kind() != kPromotion) {
     for (Move m : list)
       if (m.from() == wanted.from() && m.to() == wanted.to())
-        throw ParseError("illegal move " + quoted(to_uci(wanted)) + " in " + to_fen(b) +
-                         ": a promotion needs its piece, e.g. " + to_uci(m));
+        throw IllegalMove("illegal move " + quoted(to_uci(wanted)) + " in " + to_fen(b) +
+                          ": a promotion needs its piece, e.g. " + to_uci(m));
   }
-  throw ParseError("illegal move " + quoted(to_uci(wanted)) + " in " + to_fen(b));
+  throw IllegalMove("illegal move " + quoted(to_uci(wanted)) + " in " + to_fen(b));
+}
+
+void play_checked(Board& b, Move m) {
+  const bool resets_clock = type_of(b.piece_on(m.from())) == kPawn || b.piece_on(m.to()) != kNoPiece;
+  const char* counter = b.side == kBlack && b.fullmove == 0xFFFF ? "the fullmove number"
+                        : b.halfmove == 0xFFFF && !resets_clock  ? "the halfmove clock"
+                                                                 : nullptr;
+  if (counter)
+    throw IllegalMove("move " + quoted(to_uci(m)) + " in " + to_fen(b) + " cannot be played: " + counter +
+                      " would pass 65535, the largest a board holds");
+  b.play(m);
 }
 
 Move parse_uci(const Board& b, std::string_view text) { return resolve_move(b, parse_uci_syntax(text)); }
@@ -127,8 +135,8 @@ std::string to_san(const Board& b, Move m) {
 
 Move parse_san(const Board& b, std::string_view text) {
   const std::string_view original = text;
-  auto illegal = [&](const std::string& why) -> ParseError {
-    return ParseError("illegal move " + quoted(original) + " in " + to_fen(b) + ": " + why);
+  auto illegal = [&](const std::string& why) -> IllegalMove {
+    return IllegalMove("illegal move " + quoted(original) + " in " + to_fen(b) + ": " + why);
   };
   // Strip annotations and check marks from the end, and "e.p." anywhere at the end.
   while (!text.empty() && (text.back() == ' ')) text.remove_suffix(1);

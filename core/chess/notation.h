@@ -13,7 +13,7 @@ namespace pgmate::chess {
 std::string to_uci(Move m);
 
 // Parses UCI text and returns the matching legal move of `b`; throws ParseError naming
-// the text when it is malformed or not legal here.
+// the text when it is malformed, IllegalMove (a ParseError) when it is not legal here.
 Move parse_uci(const Board& b, std::string_view text);
 
 // Syntax-only UCI parse (no board): from, to and promotion piece. The kind is kNormal or
@@ -25,11 +25,20 @@ std::string to_san(const Board& b, Move m);
 
 // Parses SAN for `b`. Tolerates common variants: 0-0 / 0-0-0, missing or extra '+'/'#',
 // annotations (!, ?), "e8Q" and "e8=Q", a leading 'P', "e.p.". Falls back to UCI text.
+// Throws ParseError for text that is not a move, IllegalMove for a move that names no
+// single legal move of `b` (not legal, or ambiguous).
 Move parse_san(const Board& b, std::string_view text);
 
 // The legal move of b with m's from, to and promotion piece (the kind is recognised
-// from the board: castling, en passant). Throws ParseError when there is none.
+// from the board: castling, en passant). Throws IllegalMove when there is none.
 Move resolve_move(const Board& b, Move m);
+
+// Plays m, a legal move of b, as Board::play does, but throws IllegalMove naming the move
+// and the position instead of letting a counter stop at 65535 (the most the board and its
+// packed form hold), which would repeat a fullmove number or freeze the halfmove clock.
+// Board::play stops them silently for perft and the search, whose boards nobody reads;
+// every board given back to a user or stored is played through here.
+void play_checked(Board& b, Move m);
 
 // Drops the kind bits a board is needed to know (castling, en passant), keeping from,
 // to and the promotion: the board-free identity of a move, as stored by SQL.

@@ -6,6 +6,7 @@
 #include "chess/pgn.h"
 
 #include "common/json.h"
+#include "common/text.h"
 
 #include <deque>
 #include <stdexcept>
@@ -34,12 +35,7 @@ bool is_symbol_char(char c) {
   return is_alnum(c) || c == '_' || c == '+' || c == '#' || c == '=' || c == ':' || c == '-' || c == '/';
 }
 
-std::string quoted(std::string_view s) {
-  std::string q = "\"";
-  q.append(s.substr(0, 60));
-  if (s.size() > 60) q += "...";
-  return q + "\"";
-}
+std::string quoted(std::string_view s) { return quote_input(s, 60); }
 
 std::string char_desc(char c) {
   if (c >= 33 && c < 127) return std::string("'") + c + "'";
@@ -117,6 +113,7 @@ class PgnParser {
   void begin_game();
   bool setup_start(int line);
   void end_game(std::string_view result);
+  void end_game_with(const Token& result);
   void fail(const std::string& where, const std::string& what, int line);
   std::string move_context(std::string_view san = {}) const;
   std::string tag_result() const;
@@ -366,6 +363,13 @@ void PgnParser::begin_game() {
 void PgnParser::between(const Token& t) {
   if (t.type == Tok::kBlankLine) return;
   begin_game();
+  // A result with neither tags nor moves before it (a second result after a game, say)
+  // is no game: an error, after which reading goes on at the next token.
+  if (is_result_token(t)) {
+    fail("", "result " + quoted(t.text) + " without tags or moves", t.line);
+    state_ = State::kBetween;
+    return;
+  }
   if (t.type == Tok::kLBracket) {
     state_ = State::kTags;
     tag_step_ = TagStep::kName;
@@ -405,7 +409,11 @@ void PgnParser::in_tags(const Token& t) {
     case TagStep::kClose:
       if (t.type != Tok::kRBracket)
         return fail("tag " + tag_name_, "expected ']' after the value, found " + quoted(t.text), t.line);
-      if (tag_name_ == "FEN" && !fen_line_) fen_line_ = t.line;
+      // Keeping either value would silently drop the other.
+      if (const std::string* earlier = game_.tag(tag_name_))
+        return fail("tag " + tag_name_, "given twice (" + quoted(*earlier) + ", then " + quoted(tag_value_) + ")",
+                    t.line);
+      if (tag_name_ == "FEN") fen_line_ = t.line;
       game_.tags.emplace_back(std::move(tag_name_), std::move(tag_value_));
       tag_name_.clear();
       tag_value_.clear();
@@ -452,9 +460,8 @@ void PgnParser::in_moves(const Token& t) {
     case Tok::kAnnotation:
       return;
     case Tok::kStar:
-      return end_game("*");
     case Tok::kSymbol:
-      if (is_result(t.text)) return end_game(t.text);
+      if (is_result_token(t)) return end_game_with(t);
       if (t.text.find_first_not_of("0123456789") == std::string_view::npos) return;  // move number
       if (t.text == "e.p.") return;
       return play_san(t);
@@ -479,10 +486,10 @@ void PgnParser::play_san(const Token& t) {
   Move m;
   try {
     m = parse_san(board_, t.text);
+    play_checked(board_, m);
   } catch (const ParseError& e) {
     return fail(move_context(t.text), e.what(), t.line);
   }
-  board_.play(m);
   game_.moves.push_back(m);
 }
 
@@ -508,6 +515,18 @@ void PgnParser::end_game(std::string_view result) {
   ready_.push_back(std::move(game_));
   game_ = PgnGame();
   state_ = State::kBetween;
+}
+
+// The movetext's result token ends the game; a Result tag that says otherwise makes it bad.
+void PgnParser::end_game_with(const Token& t) {
+  const std::string* tag = game_.tag("Result");
+  if (tag && is_result(*tag) && *tag != t.text) {
+    fail("Result tag", quoted(*tag) + " conflicts with the result " + std::string(t.text) + " that ends the movetext",
+         t.line);
+    state_ = State::kBetween;  // the bad game ends here all the same
+    return;
+  }
+  end_game(t.text);
 }
 
 void PgnParser::fail(const std::string& where, const std::string& what, int line) {
@@ -622,7 +641,12 @@ std::string to_pgn(const PgnTags& tags, const Board& start, const std::vector<Mo
                    std::string_view result) {
   if (!is_result(result))
     throw std::invalid_argument("to_pgn: result " + quoted(result) + " must be 1-0, 0-1, 1/2-1/2 or *");
-  for (const auto& [name, value] : tags) check_tag_name(name);
+  for (size_t i = 0; i < tags.size(); ++i) {
+    check_tag_name(tags[i].first);
+    for (size_t j = 0; j < i; ++j)  // the reader refuses a repeated tag
+      if (tags[j].first == tags[i].first)
+        throw std::invalid_argument("to_pgn: tag " + quoted(tags[i].first) + " is given twice");
+  }
 
   auto find = [&](std::string_view name) -> const std::string* {
     for (const auto& [k, v] : tags)
@@ -673,7 +697,7 @@ std::string to_pgn(const PgnTags& tags, const Board& start, const std::vector<Mo
       unit = std::to_string(b.fullmove) + "... ";
     unit += to_san(b, m);
     put(unit);
-    b.play(m);
+    play_checked(b, m);  // never a repeated move number
   }
   put(result);
   out += line;

@@ -24,13 +24,13 @@ namespace pgmate::chess {
 using PgnTags = std::vector<std::pair<std::string, std::string>>;
 
 struct PgnGame {
-  PgnTags tags;             // in file order, unescaped
+  PgnTags tags;             // in file order, unescaped; no name twice
   Board start;              // the FEN tag's position when there is one, else the standard start
   std::vector<Move> moves;  // the mainline, each move legal in turn
   std::string result;       // "1-0", "0-1", "1/2-1/2" or "*"
   int number = 0;           // 1-based index of the game in the input (bad games count too)
 
-  // The value of the first tag with this name, or nullptr.
+  // The value of the tag with this name, or nullptr.
   const std::string* tag(std::string_view name) const;
 };
 
@@ -39,6 +39,11 @@ struct PgnGame {
 //   PGN game 3, move 12... Nxe5: illegal move "Nxe5" in <fen>: no legal move matches (line 40)
 //   PGN game 2, FEN tag: invalid FEN "...": White has no king (line 7)
 //   PGN game 5, move 20: unexpected character '<' (line 88)
+// Besides unreadable text and illegal moves, a game is bad when a tag name appears twice
+// ("tag Event: given twice"), when its Result tag and the result ending its movetext
+// differ ("Result tag: "1-0" conflicts with the result 0-1 that ends the movetext"), or
+// when it is a bare result with neither tags nor moves, such as a second result after a
+// game ("1. e4 e5 1-0 0-1": the "0-1" is bad game 2).
 class PgnError : public ParseError {
  public:
   PgnError(const std::string& message, int game, int line)
@@ -109,7 +114,8 @@ std::vector<PgnGame> parse_pgn(std::string_view text, PgnErrorMode mode = PgnErr
 //     to move at the start), wrapped to lines of at most 79 characters, ending with the
 //     result and a newline.
 // Games written one after another should be separated by a blank line ("\n").
-// Throws std::invalid_argument for an illegal move, a bad result or a bad tag name.
+// Throws std::invalid_argument for an illegal move (IllegalMove, also past move 65535), a
+// bad result, a bad or repeated tag name.
 std::string to_pgn(const PgnTags& tags, const Board& start, const std::vector<Move>& moves,
                    std::string_view result);
 // The tags as a JSON object text ({"Event": "...", ...}), in order; a repeated name

@@ -12,14 +12,15 @@
 #include "chess/fen.h"
 #include "chess/game.h"
 #include "common/json.h"
+#include "common/text.h"
 
 namespace pgmate::mcts {
 
 namespace {
 
 [[noreturn]] void bad_value(std::string_view name, std::string_view value, std::string_view expected) {
-  throw std::invalid_argument("option " + std::string(name) + ": \"" + std::string(value.substr(0, 40)) +
-                              "\" is not " + std::string(expected));
+  throw std::invalid_argument("option " + std::string(name) + ": " + quote_input(value, 40) + " is not " +
+                              std::string(expected));
 }
 
 template <class T>
@@ -49,6 +50,12 @@ void set_option(SelfPlayConfig& c, std::string_view raw_name, std::string_view v
   std::string name(raw_name);
   for (char& ch : name)
     if (ch == '-') ch = '_';
+  for (const auto& [given, spelling] : c.options_given)
+    if (given == name)
+      throw std::invalid_argument("option " + name + " is given twice" +
+                                  (spelling == raw_name ? std::string()
+                                                        : ", as " + quote_input(spelling, 40) + " and " +
+                                                              quote_input(raw_name, 40)));
   constexpr int kMaxInt = 1 << 30;
   if (name == "simulations")
     c.search.simulations = parse_number<int>(name, value, 1, 1000000, "an integer from 1 to 1000000");
@@ -82,9 +89,10 @@ void set_option(SelfPlayConfig& c, std::string_view raw_name, std::string_view v
     c.cache_entries = parse_number<std::size_t>(name, value, 0, std::size_t(1) << 32, "a non-negative integer");
   else
     throw std::invalid_argument(
-        "unknown option \"" + std::string(raw_name.substr(0, 40)) +
-        "\" (known: simulations, c_puct, fpu_reduction, noise, dirichlet_alpha, dirichlet_weight, parallel, "
+        "unknown option " + quote_input(raw_name, 40) +
+        " (known: simulations, c_puct, fpu_reduction, noise, dirichlet_alpha, dirichlet_weight, parallel, "
         "leaves_per_game, temperature, temperature_plies, final_temperature, max_plies, seed, cache_entries)");
+  c.options_given.emplace_back(std::move(name), raw_name);
 }
 
 std::string config_json(const SelfPlayConfig& c) {

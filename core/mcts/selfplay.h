@@ -9,6 +9,7 @@
 #include <functional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "chess/board.h"
@@ -28,13 +29,17 @@ struct SelfPlayConfig {
   std::uint64_t seed = 0;          // game i uses mix64(seed + i)
   std::int64_t first_game = 0;     // index of the first game (a restarted run goes on)
   std::size_t cache_entries = 100000;
+  // Options set through set_option: (name, spelling as given), so none is set twice.
+  std::vector<std::pair<std::string, std::string>> options_given;
 };
 
 // Sets one option by name, as the CLI flags and the procedure's options jsonb spell them:
 // simulations, c_puct, fpu_reduction, noise (true/false), dirichlet_alpha,
 // dirichlet_weight, parallel, leaves_per_game, temperature, temperature_plies,
-// final_temperature, max_plies, seed, cache_entries. Throws std::invalid_argument
-// naming the option and the value.
+// final_temperature, max_plies, seed, cache_entries ('-' may stand for '_': max-plies).
+// Throws std::invalid_argument naming the option and the value, or naming both spellings
+// when the option was already set on this config (max_plies and max-plies in one call):
+// an option is given once, so no value silently wins over another.
 void set_option(SelfPlayConfig& config, std::string_view name, std::string_view value);
 // The search parameters as a JSON object (stored with every game).
 std::string config_json(const SelfPlayConfig& config);

@@ -118,5 +118,21 @@ TEST(CheckersNotation, Errors) {
   expect_error(d, "10x19x26", "no capture sequence follows that path");
 }
 
+// An illegal move is an IllegalMove (SQL: 22023); text that is no move, a plain ParseError
+// (22P02).
+TEST(CheckersNotation, IllegalMoveIsItsOwnType) {
+  const Board s = Board::start();
+  for (const char* text : {"13-17", "21-17", "11-18", "11x18"}) EXPECT_THROW(parse_move(s, text), IllegalMove) << text;
+  for (const char* text : {"", "11", "11-33", "a-15", "11-15x18"}) {
+    try {
+      parse_move(s, text);
+      ADD_FAILURE() << "accepted " << text;
+    } catch (const IllegalMove& e) {
+      ADD_FAILURE() << text << " is not a move at all, yet: " << e.what();
+    } catch (const ParseError&) {
+    }
+  }
+}
+
 }  // namespace
 }  // namespace pgmate::checkers

@@ -469,7 +469,8 @@ TEST(Zobrist, IncrementalKeyMatchesRecomputationOnRandomPlayouts) {
   EXPECT_GT(plies, 5000);
 }
 
-// The move counters stop at their 16-bit limit instead of wrapping.
+// Board::play (perft, the search) stops the move counters at their 16-bit limit instead
+// of wrapping.
 TEST(FenCounters, FullmoveNumberSaturates) {
   Board b = parse_fen("4k3/8/8/8/8/8/8/4K3 b - - 0 65535");
   b.play(parse_uci(b, "e8d8"));
@@ -481,6 +482,41 @@ TEST(FenCounters, HalfmoveClockSaturates) {
   Board b = parse_fen("4k3/8/8/8/8/8/8/R3K3 w - - 65535 80");
   b.play(parse_uci(b, "a1a2"));
   EXPECT_EQ(b.halfmove, 65535);
+}
+
+// play_checked, for every board a user sees, refuses the move instead: a stopped counter
+// would repeat a move number (to_pgn would write "65535." twice).
+TEST(FenCounters, PlayCheckedRefusesAMovePastTheLimit) {
+  Board b = parse_fen("4k3/8/8/8/8/8/8/4K3 b - - 0 65535");
+  const Board before = b;
+  try {
+    play_checked(b, parse_uci(b, "e8d8"));
+    ADD_FAILURE() << "played past fullmove 65535: " << to_fen(b);
+  } catch (const IllegalMove& e) {
+    EXPECT_THAT(e.what(), HasSubstr("move \"e8d8\" in 4k3/8/8/8/8/8/8/4K3 b - - 0 65535 cannot be played: "
+                                    "the fullmove number would pass 65535"));
+  }
+  EXPECT_EQ(to_fen(b), to_fen(before));  // unchanged
+
+  // White's move does not advance the number.
+  Board w = parse_fen("4k3/8/8/8/8/8/8/4K3 w - - 0 65535");
+  play_checked(w, parse_uci(w, "e1d1"));
+  EXPECT_EQ(to_fen(w), "4k3/8/8/8/8/8/8/3K4 b - - 1 65535");
+
+  // The halfmove clock: a quiet move is refused, a capture or a pawn move resets it.
+  const Board h = parse_fen("4k3/8/8/8/8/8/P7/Rn2K3 w - - 65535 80");
+  Board quiet = h;
+  try {
+    play_checked(quiet, parse_uci(quiet, "e1f1"));
+    ADD_FAILURE();
+  } catch (const IllegalMove& e) {
+    EXPECT_THAT(e.what(), HasSubstr("the halfmove clock would pass 65535"));
+  }
+  Board capture = h, push = h;
+  play_checked(capture, parse_uci(capture, "a1b1"));
+  play_checked(push, parse_uci(push, "a2a3"));
+  EXPECT_EQ(capture.halfmove, 0);
+  EXPECT_EQ(push.halfmove, 0);
 }
 
 TEST(Zobrist, NullMoveTogglesSideAndClearsEnPassant) {

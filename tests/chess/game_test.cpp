@@ -194,5 +194,16 @@ TEST(Undo, UndoThenReplayKeepsRepetitionCount) {
   EXPECT_EQ(g.status(), GameStatus::kThreefoldRepetition);
 }
 
+// A game refuses a move past fullmove 65535 and is left as it was.
+TEST(GameCounters, NoMovePastTheLimit) {
+  Game g(parse_fen("4k3/8/8/8/8/8/8/4K3 w - - 0 65535"));
+  play_uci(g, {"e1d1"});
+  EXPECT_THROW(play_uci(g, {"e8d8"}), IllegalMove);
+  EXPECT_EQ(g.moves().size(), 1u);
+  EXPECT_EQ(to_fen(g.board()), "4k3/8/8/8/8/8/8/3K4 b - - 1 65535");
+  g.undo();
+  EXPECT_EQ(to_fen(g.board()), to_fen(g.start()));
+}
+
 }  // namespace
 }  // namespace pgmate::chess

@@ -372,6 +372,36 @@ TEST(SanReject, Garbage) {
   EXPECT_THAT(san_error(b, "Nxxf3"), HasSubstr("invalid SAN move"));
 }
 
+// SQL reports an illegal move as 22023 and unreadable text as 22P02: the exception types
+// tell them apart (IllegalMove is a ParseError, so one catch still takes both).
+TEST(MoveErrors, IllegalMoveIsItsOwnType) {
+  const Board b = parse_fen("startpos");
+  const Board ambiguous = parse_fen("4k3/8/8/8/8/8/8/1N2KN2 w - - 0 1");
+  EXPECT_THROW(parse_uci(b, "e2e5"), IllegalMove);
+  EXPECT_THROW(resolve_move(b, Move(sq("e1"), sq("e2"))), IllegalMove);
+  EXPECT_THROW(parse_san(b, "Nf4"), IllegalMove);
+  EXPECT_THROW(parse_san(b, "O-O"), IllegalMove);
+  EXPECT_THROW(parse_san(b, "e2e5"), IllegalMove);  // UCI text through parse_san
+  EXPECT_THROW(parse_san(ambiguous, "Nd2"), IllegalMove);
+  EXPECT_THROW(parse_san(parse_fen(kPromo), "e8"), IllegalMove);  // a promotion needs its piece
+  for (std::string_view text : {"Qx", "hello", "", "Nz3", "e8=K", "e2e9"}) {
+    try {
+      parse_san(b, text);
+      ADD_FAILURE() << "accepted " << text;
+    } catch (const IllegalMove& e) {
+      ADD_FAILURE() << text << " is not a move at all, yet: " << e.what();
+    } catch (const ParseError&) {
+    }
+  }
+  try {
+    parse_uci(b, "e2e2");
+    ADD_FAILURE();
+  } catch (const IllegalMove& e) {
+    ADD_FAILURE() << e.what();
+  } catch (const ParseError&) {
+  }
+}
+
 TEST(SanReject, PromotionWithoutPiece) {
   Board b = parse_fen(kPromo);
   EXPECT_THAT(san_error(b, "e8"), HasSubstr("a promotion needs its piece, e.g. e8=Q"));

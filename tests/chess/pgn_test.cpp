@@ -324,6 +324,72 @@ TEST(PgnErrors, BadTags) {
   EXPECT_THAT(error_of("[Event \"x\"]\n[Site"), HasSubstr("unterminated tag pair at end of input"));
 }
 
+// The Result tag and the movetext's result must agree; the game is bad otherwise, not
+// read with one of the two.
+TEST(PgnErrors, ResultTagConflictsWithTheMovetext) {
+  EXPECT_THAT(error_of("[Result \"1-0\"]\n\n1. e4 e5 0-1\n"),
+              StartsWith("PGN game 1, Result tag: \"1-0\" conflicts with the result 0-1 that ends the movetext "
+                         "(line 3)"));
+  EXPECT_THAT(error_of("[Result \"1-0\"]\n\n1. e4 *\n"), HasSubstr("\"1-0\" conflicts with the result *"));
+  EXPECT_EQ(only_game("[Result \"1-0\"]\n\n1. e4 1-0").result, "1-0");
+  EXPECT_EQ(only_game("[Result \"?\"]\n\n1. e4 0-1").result, "0-1");  // not a result: no conflict
+  // Skip mode: the bad game ends at its result, the next one is read.
+  int skipped = -1;
+  std::vector<PgnGame> games =
+      parse_pgn("[Result \"1-0\"]\n\n1. e4 e5 0-1\n1. d4 *\n", PgnErrorMode::kSkip, &skipped);
+  EXPECT_EQ(skipped, 1);
+  ASSERT_EQ(games.size(), 1u);
+  EXPECT_EQ(games[0].number, 2);
+  EXPECT_EQ(uci_line(games[0].moves), "d2d4");
+}
+
+// A repeated tag is an error naming it, not a silent choice of one value.
+TEST(PgnErrors, RepeatedTag) {
+  EXPECT_THAT(error_of("[Event \"a\"]\n[Site \"s\"]\n[Event \"b\"]\n\n1. e4 *"),
+              StartsWith("PGN game 1, tag Event: given twice (\"a\", then \"b\") (line 3)"));
+  EXPECT_THAT(error_of("[FEN \"startpos\"]\n[FEN \"startpos\"]\n\n1. e4 *"), HasSubstr("tag FEN: given twice"));
+  EXPECT_EQ(only_game("[Event \"a\"]\n[event \"b\"]\n\n*").tags.size(), 2u);  // names are case-sensitive
+  int skipped = -1;
+  std::vector<PgnGame> games = parse_pgn("[Event \"a\"]\n[Event \"b\"]\n\n1. e4 *\n\n[Event \"c\"]\n\n1. d4 *\n",
+                                         PgnErrorMode::kSkip, &skipped);
+  EXPECT_EQ(skipped, 1);
+  ASSERT_EQ(games.size(), 1u);
+  EXPECT_EQ(*games[0].tag("Event"), "c");
+  // The writer refuses what the reader would.
+  try {
+    to_pgn({{"Event", "a"}, {"Event", "b"}}, parse_fen(kStartFen), {}, "*");
+    ADD_FAILURE();
+  } catch (const std::invalid_argument& e) {
+    EXPECT_THAT(e.what(), HasSubstr("tag \"Event\" is given twice"));
+  }
+}
+
+// A result with neither tags nor moves before it is no game: "1. e4 e5 1-0 0-1" used to
+// read as two games, the second empty.
+TEST(PgnErrors, BareResultIsNoGame) {
+  EXPECT_THAT(error_of("1. e4 e5 1-0 0-1"), StartsWith("PGN game 2: result \"0-1\" without tags or moves (line 1)"));
+  EXPECT_THAT(error_of("*"), StartsWith("PGN game 1: result \"*\" without tags or moves"));
+  int skipped = -1;
+  std::vector<PgnGame> games = parse_pgn("1. e4 e5 1-0 0-1\n1. d4 *\n", PgnErrorMode::kSkip, &skipped);
+  EXPECT_EQ(skipped, 1);
+  ASSERT_EQ(games.size(), 2u);  // reading goes on right after the stray result
+  EXPECT_EQ(uci_line(games[0].moves), "e2e4 e7e5");
+  EXPECT_EQ(games[0].result, "1-0");
+  EXPECT_EQ(uci_line(games[1].moves), "d2d4");
+  EXPECT_EQ(games[1].number, 3);
+  // Tags alone still make a game.
+  EXPECT_EQ(only_game("[Event \"x\"]\n\n*").result, "*");
+}
+
+// Moves past fullmove 65535 cannot be stored in a board: a bad game, not a repeated number.
+TEST(PgnErrors, MovePastFullmove65535) {
+  EXPECT_THAT(error_of("[FEN \"4k3/8/8/8/8/8/8/4K3 b - - 0 65535\"]\n\n65535... Kd8 *"),
+              StartsWith("PGN game 1, move 65535... Kd8: move \"e8d8\" in 4k3/8/8/8/8/8/8/4K3 b - - 0 65535 cannot be "
+                         "played: the fullmove number would pass 65535"));
+  const Board b = parse_fen("4k3/8/8/8/8/8/8/4K3 b - - 0 65535");
+  EXPECT_THROW(to_pgn({}, b, {parse_uci(b, "e8d8")}, "*"), IllegalMove);
+}
+
 // Six games: 2 (illegal move), 4 (bad FEN, tag section error) and 6 (unreadable, no result) are bad.
 const std::string kMixed =
     "[Event \"1\"]\n\n1. e4 e5 2. Nf3 1-0\n\n"

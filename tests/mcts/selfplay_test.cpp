@@ -128,7 +128,8 @@ TEST(SelfPlay, OptionsAreCheckedByName) {
            {"simulations", "0"}, {"simulations", "12x"}, {"c_puct", "-1"}, {"noise", "maybe"},
            {"dirichlet_weight", "1.5"}, {"bogus", "1"}, {"max_plies", ""}}) {
     try {
-      set_option(c, name, value);
+      SelfPlayConfig fresh;  // the value is wrong, not the option given twice
+      set_option(fresh, name, value);
       ADD_FAILURE() << name << "=" << value << " accepted";
     } catch (const std::invalid_argument& e) {
       EXPECT_NE(std::string(e.what()).find(name), std::string::npos) << e.what();
@@ -137,6 +138,29 @@ TEST(SelfPlay, OptionsAreCheckedByName) {
   const std::string json = config_json(c);
   EXPECT_NE(json.find("\"simulations\": 64"), std::string::npos) << json;
   EXPECT_NE(json.find("\"c_puct\": 2.5"), std::string::npos) << json;
+}
+
+// max-plies and max_plies are one option: given both ways, neither value silently wins.
+TEST(SelfPlay, OptionGivenTwiceIsAnError) {
+  const auto error = [](std::vector<std::pair<const char*, const char*>> options) -> std::string {
+    SelfPlayConfig c;
+    try {
+      for (auto [name, value] : options) set_option(c, name, value);
+    } catch (const std::invalid_argument& e) {
+      return e.what();
+    }
+    return "no error";
+  };
+  EXPECT_EQ(error({{"max-plies", "10"}, {"max_plies", "20"}}),
+            "option max_plies is given twice, as \"max-plies\" and \"max_plies\"");
+  EXPECT_EQ(error({{"c_puct", "2"}, {"c-puct", "3"}}), "option c_puct is given twice, as \"c_puct\" and \"c-puct\"");
+  EXPECT_EQ(error({{"seed", "1"}, {"seed", "2"}}), "option seed is given twice");
+  EXPECT_EQ(error({{"max-plies", "10"}, {"c-puct", "2"}}), "no error");
+  // A value refused the first time does not count as given.
+  SelfPlayConfig c;
+  EXPECT_THROW(set_option(c, "max_plies", "lots"), std::invalid_argument);
+  set_option(c, "max-plies", "30");
+  EXPECT_EQ(c.max_plies, 30);
 }
 
 // Pure MCTS (200 simulations, no noise, best move) against uniformly random moves: it
