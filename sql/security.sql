@@ -32,6 +32,7 @@ SELECT p.oid::regprocedure AS routine, has_function_privilege('pgmate_stranger',
 SELECT has_function_privilege('pgmate_stranger', 'worker_status()', 'EXECUTE') AS status,
        has_function_privilege('pgmate_stranger', 'perft(board, int, text)', 'EXECUTE') AS perft;
 
+SET pgmate.worker_checkers_perft_max_depth = 6;  -- a superuser's setting, kept under SET ROLE
 SET ROLE pgmate_stranger;
 \set VERBOSITY terse
 SELECT count(*) FROM evaluate(ARRAY['startpos'::board], :id);
@@ -41,7 +42,7 @@ CALL pgmate.selfplay(1, 2);
 SELECT count(*) FROM legal_moves_batch(ARRAY['startpos'::board]);
 -- perft on the shared worker is bounded by a setting only a superuser may raise
 SELECT perft('startpos', 11, device => 'worker');
-SELECT perft('startpos'::checkers_board, 17, device => 'worker');
+SELECT perft('startpos'::checkers_board, 7, device => 'worker');
 SET pgmate.worker_perft_max_depth = 20;
 SELECT perft('startpos', 3, device => 'worker') AS shallow_is_fine;
 -- the status lists this database's networks only
@@ -50,6 +51,7 @@ SELECT count(*) AS other_databases
   WHERE (n->>'database')::oid <> (SELECT oid FROM pg_database WHERE datname = current_database());
 \set VERBOSITY default
 RESET ROLE;
+RESET pgmate.worker_checkers_perft_max_depth;
 
 -- The player evaluates the networks it may read, and only while it may read them: the
 -- privilege is checked on every call, not only when the worker loads the network.
@@ -78,7 +80,7 @@ SELECT network_id = :id AS id_reported,
   FROM evaluate(ARRAY['startpos'::board], :id);
 SELECT win AS win_before, weights_sha256 AS sha_before FROM evaluate(ARRAY['startpos'::board], :id) \gset
 UPDATE pgmate.networks SET weights = pgmate.network_init_weights(config::text, 2) WHERE id = :id;
-SELECT win <> :win_before AS new_answer, weights_sha256 <> :'sha_before' AS new_version,
+SELECT win <> :'win_before'::real AS new_answer, weights_sha256 <> :'sha_before' AS new_version,
        weights_sha256 = (SELECT sha256(weights) FROM pgmate.networks WHERE id = :id) AS the_rows_weights
   FROM evaluate(ARRAY['startpos'::board], :id);
 -- both versions are held (the old one goes when memory is needed); the row's own is served
@@ -111,7 +113,7 @@ DELETE FROM pgmate.networks WHERE name IN ('archive', 'header too long', 'not js
 \set VERBOSITY terse
 SELECT pgmate.network_init_weights('{"filters": 1024, "blocks": 64}', 1);
 CALL pgmate.selfplay(1, 1000000000);
-CALL pgmate.selfplay(1000000000, 1);
+CALL pgmate.selfplay(2000000000, 1);
 CALL pgmate.selfplay(1, 1, NULL, 1000000);
 CALL pgmate.selfplay(1000, 100000, NULL, 1000);
 \set VERBOSITY default
@@ -132,7 +134,7 @@ RESET client_min_messages;
 INSERT INTO pgmate.networks (id, name, config, weights)
 VALUES (:id, 'same id, other database', '{"filters": 8, "blocks": 1, "attention_blocks": 0}',
         pgmate.network_init_weights('{"filters": 8, "blocks": 1, "attention_blocks": 0}', 77));
-SELECT win <> :home_win AS own_network, network_id = :id AS same_id FROM evaluate(ARRAY['startpos'::board], :id);
+SELECT win <> :'home_win'::real AS own_network, network_id = :id AS same_id FROM evaluate(ARRAY['startpos'::board], :id);
 -- a superuser's status shows both databases' networks; another role's only its own
 SELECT count(DISTINCT n->>'database') >= 2 AS superuser_sees_both
   FROM jsonb_array_elements(worker_status()->'networks') n WHERE (n->>'id')::bigint = :id;
@@ -142,7 +144,7 @@ SELECT count(*) AS player_sees_other_databases
   WHERE (n->>'database')::oid <> (SELECT oid FROM pg_database WHERE datname = current_database());
 RESET ROLE;
 \c :home
-SELECT win = :home_win AS still_its_own FROM evaluate(ARRAY['startpos'::board], :id);
+SELECT win = :'home_win'::real AS still_its_own FROM evaluate(ARRAY['startpos'::board], :id);
 
 SET client_min_messages = warning;
 DROP DATABASE pgmate_security_other;

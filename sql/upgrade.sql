@@ -12,12 +12,25 @@ CREATE TEMP TABLE fresh_types AS
   SELECT typname, typcategory, typispreferred FROM pg_type
   WHERE typname IN ('board', 'move', 'checkers_board', 'checkers_move');
 
+-- and what pg_depend does not show either: who may run what, and the networks' columns
+CREATE TEMP TABLE fresh_acls AS
+  SELECT p.oid::regprocedure::text AS routine, coalesce(p.proacl::text, 'default') AS acl
+  FROM pg_proc p JOIN pg_depend d ON d.classid = 'pg_proc'::regclass AND d.objid = p.oid AND d.deptype = 'e'
+    AND d.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'pgmate');
+CREATE TEMP TABLE fresh_columns AS
+  SELECT attname, atttypid::regtype::text AS type, attgenerated, pg_get_expr(adbin, adrelid) AS expression
+  FROM pg_attribute LEFT JOIN pg_attrdef ON adrelid = attrelid AND adnum = attnum
+  WHERE attrelid = 'pgmate.networks'::regclass AND attnum > 0 AND NOT attisdropped;
+
 SET client_min_messages = warning;
 DROP EXTENSION pgmate CASCADE;
 RESET client_min_messages;
 CREATE EXTENSION pgmate VERSION '0.1.0';
 SELECT extversion FROM pg_extension WHERE extname = 'pgmate';
 INSERT INTO pgmate.games (white, black, result, moves) VALUES ('old', 'game', '1-0', '{f2f3,e7e5,g2g4,d8h4}');
+-- weights of pgmate 0.3 and before: a LibTorch archive (a ZIP file), never loaded again
+INSERT INTO pgmate.networks (name, weights, notes)
+VALUES ('old archive', '\x504b03040a0000000000'::bytea, 'from 0.1.0');
 
 ALTER EXTENSION pgmate UPDATE;
 SELECT extversion FROM pg_extension WHERE extname = 'pgmate';
@@ -33,6 +46,33 @@ UNION ALL
 SELECT 'only after the upgrade', object FROM (TABLE upgraded_objects EXCEPT TABLE fresh_objects) u;
 SELECT t.typname, t.typcategory, t.typispreferred, f.typispreferred = t.typispreferred AS as_fresh
   FROM pg_type t JOIN fresh_types f USING (typname) ORDER BY t.typname;
+SELECT 'fresh' AS install, * FROM (TABLE fresh_acls EXCEPT
+  SELECT p.oid::regprocedure::text, coalesce(p.proacl::text, 'default')
+  FROM pg_proc p JOIN pg_depend d ON d.classid = 'pg_proc'::regclass AND d.objid = p.oid AND d.deptype = 'e'
+    AND d.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'pgmate')) f
+UNION ALL
+SELECT 'upgraded', * FROM (
+  SELECT p.oid::regprocedure::text, coalesce(p.proacl::text, 'default')
+  FROM pg_proc p JOIN pg_depend d ON d.classid = 'pg_proc'::regclass AND d.objid = p.oid AND d.deptype = 'e'
+    AND d.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'pgmate')
+  EXCEPT TABLE fresh_acls) u;
+SELECT 'fresh' AS install, * FROM (TABLE fresh_columns EXCEPT
+  SELECT attname, atttypid::regtype::text, attgenerated, pg_get_expr(adbin, adrelid)
+  FROM pg_attribute LEFT JOIN pg_attrdef ON adrelid = attrelid AND adnum = attnum
+  WHERE attrelid = 'pgmate.networks'::regclass AND attnum > 0 AND NOT attisdropped) f
+UNION ALL
+SELECT 'upgraded', * FROM (
+  SELECT attname, atttypid::regtype::text, attgenerated, pg_get_expr(adbin, adrelid)
+  FROM pg_attribute LEFT JOIN pg_attrdef ON adrelid = attrelid AND adnum = attnum
+  WHERE attrelid = 'pgmate.networks'::regclass AND attnum > 0 AND NOT attisdropped
+  EXCEPT TABLE fresh_columns) u;
+-- the old network is marked, hashed, and refused without being opened
+SELECT name, notes, weights_sha256 = sha256(weights) AS hashed FROM pgmate.networks;
+SELECT pgmate.wait_for_worker();
+\set VERBOSITY terse
+SELECT count(*) FROM evaluate(ARRAY['startpos'::board], (SELECT id FROM pgmate.networks WHERE name = 'old archive'));
+\set VERBOSITY default
+DELETE FROM pgmate.networks;
 
 -- the new features work on the upgraded database; untyped literals still mean chess
 SELECT perft('startpos', 3) AS chess, perft('startpos'::checkers_board, 3) AS checkers,
