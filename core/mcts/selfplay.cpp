@@ -153,6 +153,16 @@ struct Slot {
   int queued = 0;  // leaves in this round's batch
 };
 
+// Visit shares: the policy target of a PUCT search.
+std::vector<float> visit_policy(const std::vector<std::uint32_t>& visits) {
+  double total = 0;
+  for (std::uint32_t v : visits) total += v;
+  std::vector<float> policy(visits.size(), 0.0f);
+  if (total > 0)
+    for (size_t i = 0; i < visits.size(); ++i) policy[i] = float(visits[i] / total);
+  return policy;
+}
+
 std::string result_of(const chess::Game& game, chess::GameStatus status) {
   if (status != chess::GameStatus::kCheckmate) return "1/2-1/2";
   return game.board().side == chess::kWhite ? "0-1" : "1-0";  // the side to move is mated
@@ -215,7 +225,8 @@ void SelfPlayRunner::run(const std::function<void(FinishedGame&)>& on_game,
       const int ply = int(s.game.moves().size());
       const float temperature = ply < config_.temperature_plies ? config_.temperature : config_.final_temperature;
       const chess::Move move = s.search.choose_move(temperature, s.rng);
-      s.record.plies.push_back(PlyRecord{s.game.board(), root.moves, root.visits, root.priors, root.value, move});
+      s.record.plies.push_back(PlyRecord{s.game.board(), root.moves, root.visits, root.priors, root.value, move,
+                                         visit_policy(root.visits), s.game.repetitions()});
       s.game.play(move);
       s.search.set_game(s.game);
       ++stats_.plies;

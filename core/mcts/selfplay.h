@@ -59,6 +59,8 @@ struct PlyRecord {
   std::vector<float> priors;          // evaluator priors (before noise)
   float value = 0;                    // root value W - L, side to move
   chess::Move played;
+  std::vector<float> policy;          // the policy target per move: this search's visit shares
+  int repetitions = 0;                // earlier occurrences of the board in the game (a network input)
 };
 
 struct FinishedGame {
