@@ -205,8 +205,8 @@ RunState run_state(pqxx::connection& conn, const std::string& run) {
   return s;
 }
 
-const std::vector<std::string> kPositionColumns = {"game_id", "ply",   "board", "moves",
-                                                   "visits",  "priors", "value", "played"};
+const std::vector<std::string> kPositionColumns = {"game_id", "ply",    "board",  "moves",  "visits",
+                                                   "priors",  "value",  "played", "policy", "repetitions"};
 
 // One game in one transaction: a kill or a failure at any point leaves nothing of it.
 void store_game(pqxx::connection& conn, const mcts::FinishedGame& game, const mcts::SelfPlayConfig& config,
@@ -227,14 +227,16 @@ void store_game(pqxx::connection& conn, const mcts::FinishedGame& game, const mc
     pqxx::stream_to copy(tx, "pgmate.selfplay_positions", kPositionColumns);
     for (size_t ply = 0; ply < game.plies.size(); ++ply) {
       const mcts::PlyRecord& p = game.plies[ply];
-      copy << std::array<std::string, 8>{game_id,
+      copy << std::array<std::string, 10>{game_id,
                                          std::to_string(ply),
                                          chess::to_fen(p.board),
                                          uci_array(p.moves),
                                          int_array(p.visits),
                                          real_array(p.priors),
                                          float_text(p.value),
-                                         chess::to_uci(p.played)};
+                                         chess::to_uci(p.played),
+                                         real_array(p.policy),
+                                         std::to_string(p.repetitions)};
     }
     copy.complete();
   }

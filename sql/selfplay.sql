@@ -69,8 +69,16 @@ SELECT g.round, s.ply, s.board, s.disagreement, s.prior_move, s.prior_share, s.s
   ORDER BY s.disagreement DESC, g.round, s.ply;
 SELECT count(*) = (SELECT count(*) FROM pgmate.selfplay_positions) AS every_position_ranked
   FROM pgmate.selfplay_surprises;
-SELECT t.ply, t.policy, t.z, t.q FROM pgmate.training_targets t JOIN pgmate.games g ON g.id = t.game_id
+SELECT t.ply, t.policy, t.z, t.wdl, t.q FROM pgmate.training_targets t JOIN pgmate.games g ON g.id = t.game_id
   WHERE g.round = '1' AND t.ply < 3 ORDER BY t.ply;
+-- the stored policy target is the visit shares, and the repetition count is the game's
+SELECT bool_and(abs(a - b) < 1e-6) AS policy_is_visit_shares
+  FROM pgmate.selfplay_positions p, LATERAL unnest(p.policy, pgmate.visit_policy(p.visits)) AS u(a, b);
+SELECT bool_and(p.repetitions = (SELECT count(*) FROM pgmate.selfplay_positions e
+                                  WHERE e.game_id = p.game_id AND e.ply < p.ply
+                                    AND board_key(e.board) = board_key(p.board)))
+         AS repetitions_counted
+  FROM pgmate.selfplay_positions p;
 SELECT count(*) AS targets, bool_and(abs((SELECT sum(x) FROM unnest(policy) x) - 1) < 1e-5) AS policies_sum_to_1,
        bool_and(z = 0) AS all_draws_so_z_is_0
   FROM pgmate.training_targets;
@@ -89,7 +97,13 @@ INSERT INTO pgmate.selfplay_positions
          array_fill(1, ARRAY[legal_move_count(gp.board)]),
          array_fill(1.0 / legal_move_count(gp.board), ARRAY[legal_move_count(gp.board)])::real[], 0, gp.move
   FROM game_positions('startpos', '{f2f3,e7e5,g2g4,d8h4}') gp WHERE gp.move IS NOT NULL;
-SELECT ply, side_to_move(board), z FROM pgmate.training_targets WHERE game_id = :mate_id ORDER BY ply;
+SELECT ply, side_to_move(board), z, wdl, cardinality(history) AS history, repetitions
+  FROM pgmate.training_targets WHERE game_id = :mate_id ORDER BY ply;
+-- the history is the game's previous positions, newest first: the network's input again
+SELECT bool_and(t.history = ARRAY(SELECT gp.board FROM game_positions('startpos', '{f2f3,e7e5,g2g4,d8h4}') gp
+                                   WHERE gp.ply < t.ply AND gp.ply >= t.ply - 3 ORDER BY gp.ply DESC))
+         AS history_is_the_game
+  FROM pgmate.training_targets t WHERE t.game_id = :mate_id;
 SELECT * FROM pgmate.selfplay_results;
 SELECT * FROM pgmate.selfplay_lengths();
 DELETE FROM pgmate.games WHERE id = :mate_id;

@@ -46,7 +46,14 @@ SELECT (SELECT array_agg(win ORDER BY idx) FROM eval1) =
 SELECT count(*) AS rows FROM evaluate(ARRAY[play('startpos', 'e2e4')], :id, history => ARRAY[['startpos'::board]]);
 SELECT * FROM evaluate(ARRAY['startpos'::board], :id, history => ARRAY[['startpos'::board], ['startpos'::board]]);
 SELECT * FROM evaluate(ARRAY['startpos'::board], 999);
-SELECT s->'network'->>'filters' AS serving_filters FROM worker_status() s;
+-- the repetition count is an input of the network (plane 56), as in self-play
+SELECT (SELECT win FROM evaluate(ARRAY['startpos'::board], :id)) <>
+       (SELECT win FROM evaluate(ARRAY['startpos'::board], :id, repetitions => ARRAY[2])) AS repetitions_are_an_input;
+SELECT * FROM evaluate(ARRAY['startpos'::board], :id, repetitions => ARRAY[1, 2]);
+SELECT * FROM evaluate(ARRAY['startpos'::board], :id, repetitions => ARRAY[-1]);
+SELECT n->'config'->>'filters' AS held_filters, n->>'sha256' = encode(weights_sha256, 'hex') AS same_weights
+  FROM worker_status() s, jsonb_array_elements(s->'networks') n, pgmate.networks w
+  WHERE (n->>'id')::bigint = :id AND w.id = :id;
 
 -- self-play through the worker: the stored priors are the network's
 SET client_min_messages = warning;

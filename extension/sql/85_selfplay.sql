@@ -12,12 +12,15 @@ CREATE TABLE pgmate.selfplay_positions (
   priors  real[] NOT NULL,              -- the evaluator's priors per move (before noise)
   value   real NOT NULL,                -- root value W - L from the side to move
   played  move NOT NULL,                -- the move chosen
+  policy  real[],                       -- the search's policy target per move (NULL: visit shares)
+  repetitions int NOT NULL DEFAULT 0,   -- earlier occurrences of board in its game (a network input)
   PRIMARY KEY (game_id, ply),
   CONSTRAINT selfplay_positions_lengths
-    CHECK (cardinality(visits) = cardinality(moves) AND cardinality(priors) = cardinality(moves))
+    CHECK (cardinality(visits) = cardinality(moves) AND cardinality(priors) = cardinality(moves)
+           AND (policy IS NULL OR cardinality(policy) = cardinality(moves)))
 );
 COMMENT ON TABLE pgmate.selfplay_positions IS
-  'one row per searched position of a self-play game: visit counts, priors, root value, move played';
+  'one row per searched position of a self-play game: visit counts, priors, policy target, root value, repetitions, move played';
 SELECT pg_catalog.pg_extension_config_dump('pgmate.selfplay_positions', '');
 
 -- Self-play inside the server. network NULL: pure MCTS (uniform priors, random playouts),
@@ -170,12 +173,22 @@ CREATE VIEW pgmate.selfplay_surprises AS
 COMMENT ON VIEW pgmate.selfplay_surprises IS
   'searched positions, most disagreement between visits and priors first: the priors'' favourite move and the search''s (NULL when tied), with their shares';
 
--- What the next network learns from: the visit distribution as policy target, the game's
--- result as value target z (1 win, 0 draw, -1 loss for the side to move) and the
--- search's root value q.
+-- What the next network learns from, everything its input and heads need:
+--   board, history (up to 3 earlier positions of the game, newest first) and repetitions:
+--     the network's input (core/nn/encoding.h), as self-play fed it to the network;
+--   policy: the search's policy target per move (visit shares);
+--   wdl: the game's result for the side to move in the value head's order (win, draw, loss);
+--   z: the same as one number (1 win, 0 draw, -1 loss), q: the search's root value.
 CREATE VIEW pgmate.training_targets AS
-  SELECT p.game_id, g.network_id, p.ply, p.board, p.moves,
-         pgmate.visit_policy(p.visits) AS policy,
+  SELECT p.game_id, g.network_id, p.ply, p.board,
+         ARRAY(SELECT h.board FROM pgmate.selfplay_positions h
+               WHERE h.game_id = p.game_id AND h.ply BETWEEN p.ply - 3 AND p.ply - 1
+               ORDER BY h.ply DESC) AS history,
+         p.repetitions, p.moves,
+         coalesce(p.policy, pgmate.visit_policy(p.visits)) AS policy,
+         CASE WHEN g.result = '1/2-1/2' THEN '{0,1,0}'
+              WHEN (g.result = '1-0') = (side_to_move(p.board) = 'white') THEN '{1,0,0}'
+              ELSE '{0,0,1}' END::real[] AS wdl,
          CASE WHEN g.result = '1/2-1/2' THEN 0
               WHEN (g.result = '1-0') = (side_to_move(p.board) = 'white') THEN 1
               ELSE -1 END AS z,
@@ -184,4 +197,4 @@ CREATE VIEW pgmate.training_targets AS
   JOIN pgmate.games g ON g.id = p.game_id
   WHERE g.result IN ('1-0', '0-1', '1/2-1/2');
 COMMENT ON VIEW pgmate.training_targets IS
-  'one row per self-play position: policy target (normalised visits), value target z from the game result (side to move''s view), root value q';
+  'one row per self-play position: the network input (board, history, repetitions), policy target, value target wdl in head order (win, draw, loss for the side to move) and as z, root value q';
