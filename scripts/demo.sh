@@ -72,11 +72,15 @@ say "pgmate selfplay --games 4 --parallel 4 --simulations 48 --max-plies 120 --s
 "$pgmate" selfplay --db "dbname=pgmate" --games 4 --parallel 4 --simulations 48 --max-plies 120 --seed 1 --run demo
 if [ "$(psql -X -q -A -t -d pgmate -c "SELECT pgmate.wait_for_worker('20 s')")" = t ]; then
   # A small random network, so the worker's evaluations are quick on a CPU.
-  net=$(psql -X -q -A -t -d pgmate -c "SELECT coalesce((SELECT min(id) FROM pgmate.networks WHERE name = 'demo-small'),
+  # (A row from pgmate 0.3 holds a LibTorch archive, which is never loaded: make a new one.)
+  net=$(psql -X -q -A -t -d pgmate -c "SELECT coalesce((SELECT min(id) FROM pgmate.networks WHERE name = 'demo-small'
+             AND substring(weights FROM 1 FOR 4) <> '\\x504b0304'::bytea),
            pgmate.init_network('demo-small', '{\"filters\": 32, \"blocks\": 2, \"attention_blocks\": 0}', seed => 1))")
   say "pgmate selfplay --games 2 --parallel 2 --simulations 16 --max-plies 40 --network $net --run demo-network"
   "$pgmate" selfplay --db "dbname=pgmate" --games 2 --parallel 2 --simulations 16 --max-plies 40 --network "$net" \
     --run demo-network --quiet
+  sql "SELECT idx, round(win::numeric, 3) AS win, round(draw::numeric, 3) AS draw, round(loss::numeric, 3) AS loss, network_id, encode(substring(weights_sha256 FROM 1 FOR 8), 'hex') AS weights FROM evaluate(ARRAY['startpos'::board, play('startpos', 'e2e4')], $net);"
+  sql "SELECT n->>'id' AS id, n->'config' AS config, n->>'bytes' AS bytes FROM jsonb_array_elements(worker_status()->'networks') n;"
 else
   echo "(pgmate-worker is not answering: the network self-play is skipped)"
 fi
@@ -85,7 +89,7 @@ sql "SELECT * FROM pgmate.selfplay_results;"
 sql "SELECT * FROM pgmate.selfplay_lengths(20);"
 sql "SELECT * FROM pgmate.selfplay_first_moves ORDER BY games DESC, first_move;"
 sql "SELECT game_id, ply, disagreement, prior_move, prior_share, search_move, visit_share FROM pgmate.selfplay_surprises WHERE network_id IS NOT NULL LIMIT 5;"
-sql "SELECT game_id, ply, z, round(q::numeric, 3) AS q, policy[1:5] AS policy_first_5 FROM pgmate.training_targets ORDER BY game_id DESC, ply LIMIT 5;"
+sql "SELECT game_id, ply, wdl, z, cardinality(history) AS history, repetitions, round(q::numeric, 3) AS q, policy[1:5] AS policy_first_5 FROM pgmate.training_targets ORDER BY game_id DESC, ply LIMIT 5;"
 
 echo
 echo "The server is still running. Connect with:"
