@@ -1,5 +1,7 @@
-// Evaluations already computed, keyed by the position's Zobrist key mixed with the keys
-// of the earlier positions the network sees. Bounded: the oldest entries go first.
+// Evaluations already computed, keyed by everything the network input is made of: the
+// position's Zobrist key, its clocks as the encoder reads them, the repetition count and
+// the keys of the earlier positions the network sees (see key_of). Bounded: the oldest
+// entries go first.
 #pragma once
 
 #include <cstdint>
@@ -15,7 +17,12 @@ class EvalCache {
  public:
   explicit EvalCache(size_t capacity = 100000) : capacity_(capacity) {}
 
+  // Equal keys mean equal network inputs (nn::encode of the request's history and
+  // repetitions), short of 64-bit accidents. (Equal inputs may still get different keys:
+  // the earlier boards are keyed by more than the pieces the encoder draws of them.)
   static std::uint64_t key_of(const EvalRequest& request);
+  // Boards of a request that the network sees (nn::kHistoryPositions).
+  static constexpr size_t kHistoryPositions = 4;
 
   // The cached result, if any, for a request with this key and this many moves.
   const EvalResult* find(std::uint64_t key, size_t move_count);

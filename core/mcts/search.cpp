@@ -18,10 +18,15 @@ struct Node {
   std::uint32_t visits = 0;
   std::uint32_t in_flight = 0;  // leaves below handed out and not yet evaluated
   float prior = 0;
+  // The evaluator's value of this position, W - L from the view of the player who moved
+  // here, as evaluated (or found in the cache); exact for a node that ends the game; NaN
+  // until then.
+  float nn_value = std::numeric_limits<float>::quiet_NaN();
   chess::Move move;
   Bound bound = Bound::kNone;
   std::uint16_t bound_plies = 0;
   bool expanded = false;
+  bool repetition = false;      // the bound is a repetition draw: it depends on where the root is
 };
 
 float exact_value(Bound b) { return b == Bound::kWin ? 1.0f : b == Bound::kLoss ? -1.0f : 0.0f; }
@@ -66,7 +71,18 @@ struct Pending {
   chess::Board board;                    // the leaf's position
   std::vector<std::uint64_t> recent;     // keys of the positions before it (repetition)
   std::uint64_t cache_key = 0;
+  size_t move_count = 0;                 // legal moves of the leaf (priors expected)
 };
+
+bool finite(float x) { return std::isfinite(x); }
+
+// The first child that resists longest when every child is proven lost.
+size_t longest_resistance(const Node& node) {
+  size_t pick = 0;
+  for (size_t i = 1; i < node.children.size(); ++i)
+    if (node.children[i].bound_plies > node.children[pick].bound_plies) pick = i;
+  return pick;
+}
 
 }  // namespace
 
@@ -82,6 +98,7 @@ struct Search::Impl {
   int sims_done = 0;
   bool noise_applied = false;
   std::vector<float> root_priors;  // before noise
+  std::vector<std::uint32_t> start_visits;  // root children's visits when this search began
 
   std::vector<Pending> pending;
 
@@ -96,6 +113,7 @@ struct Search::Impl {
     root = Node{};
     noise_applied = false;
     root_priors.clear();
+    start_visits.clear();
   }
 
   void rebuild_game_boards() {
@@ -110,16 +128,24 @@ struct Search::Impl {
     }
   }
 
-  // Twofold repetition: the position occurred before within the reversible stretch.
-  static bool repeats(const chess::Board& b, const std::vector<std::uint64_t>& before) {
+  // Whether reaching b ends the line as a repetition draw (Stockfish's rule): b occurred
+  // before strictly after the root (the repeat was chosen inside the tree, and would be
+  // chosen again), or twice before counting the game and the path (a threefold
+  // repetition). One earlier occurrence at or before the root is not enough: the game goes
+  // on there. `before` holds the keys of the positions before b, oldest first; its last
+  // `after_root` entries are positions strictly after the root. Only the reversible
+  // stretch (b's halfmove clock) can repeat.
+  static bool repeats(const chess::Board& b, const std::vector<std::uint64_t>& before, size_t after_root) {
     const size_t window = std::min<size_t>(b.halfmove, before.size());
+    int seen = 0;
     for (size_t i = before.size() - window; i < before.size(); ++i)
-      if (before[i] == b.key) return true;
+      if (before[i] == b.key && (i + after_root >= before.size() || ++seen >= 2)) return true;
     return false;
   }
 
   // Creates the children of a node, each with its exact result when the game ends there.
-  void expand(Node& node, const chess::Board& b, const std::vector<std::uint64_t>& before,
+  // before: keys of the positions before b (see repeats()); depth: b's plies below the root.
+  void expand(Node& node, const chess::Board& b, const std::vector<std::uint64_t>& before, size_t depth,
               const EvalResult& eval) {
     chess::MoveList moves;
     chess::legal_moves(b, moves);
@@ -128,6 +154,10 @@ struct Search::Impl {
                              std::to_string(moves.size) + " legal moves");
     std::vector<std::uint64_t> with_this = before;
     with_this.push_back(b.key);
+    // The positions strictly after the root: b (when it is not the root) and those before
+    // it on the path, as far as the window reaches.
+    const size_t after_root = std::min(depth, with_this.size());
+    node.nn_value = -eval.value();
     node.children.resize(size_t(moves.size));
     for (int i = 0; i < moves.size; ++i) {
       Node& c = node.children[size_t(i)];
@@ -138,10 +168,15 @@ struct Search::Impl {
       if (chess::count_legal_moves(next) == 0) {
         c.bound = next.in_check() ? Bound::kWin : Bound::kDraw;  // mate or stalemate
         c.bound_plies = 1;
-      } else if (next.halfmove >= 100 || chess::insufficient_material(next) || repeats(next, with_this)) {
+      } else if (next.halfmove >= 100 || chess::insufficient_material(next)) {
         c.bound = Bound::kDraw;
         c.bound_plies = 1;
+      } else if (repeats(next, with_this, after_root)) {
+        c.bound = Bound::kDraw;
+        c.bound_plies = 1;
+        c.repetition = true;
       }
+      if (c.bound != Bound::kNone) c.nn_value = exact_value(c.bound);
     }
     node.expanded = true;
     update_bound(node);
@@ -160,6 +195,47 @@ struct Search::Impl {
           (1 - params.dirichlet_weight) * root.children[i].prior + params.dirichlet_weight * noise[i];
   }
 
+  // After the root moved down a reused tree: a repetition draw found below the old root
+  // may rest on an occurrence that is now at or before the root, where one occurrence no
+  // longer ends the line (see repeats()). Such draws are lifted, and the bounds derived
+  // from them recomputed. (A new root never adds draws: fewer positions lie after it.)
+  void recheck_repetitions() {
+    if (!root.expanded) return;
+    std::vector<std::uint64_t> k(game_keys.end() - std::ptrdiff_t(std::min<size_t>(game_keys.size(), 100)),
+                                 game_keys.end());
+    recheck(root, game_boards.back(), k, 0);
+  }
+  // keys: the positions before b (game, then path); depth: b's plies below the root.
+  // Returns whether node's bound changed.
+  bool recheck(Node& node, const chess::Board& b, std::vector<std::uint64_t>& keys, size_t depth) {
+    keys.push_back(b.key);
+    const size_t after_root = std::min(depth, keys.size());
+    bool changed = false;
+    for (Node& c : node.children) {
+      if (!c.expanded && !c.repetition) continue;
+      chess::Board next = b;
+      next.play(c.move);
+      if (c.expanded) {
+        changed |= recheck(c, next, keys, depth + 1);
+      } else if (!repeats(next, keys, after_root)) {
+        c.bound = Bound::kNone;
+        c.bound_plies = 0;
+        c.repetition = false;
+        c.nn_value = std::numeric_limits<float>::quiet_NaN();
+        changed = true;
+      }
+    }
+    keys.pop_back();
+    if (!changed) return false;
+    // An expanded node's bound always comes from its children: derive it afresh.
+    const Bound old = node.bound;
+    const std::uint16_t old_plies = node.bound_plies;
+    node.bound = Bound::kNone;
+    node.bound_plies = 0;
+    update_bound(node);
+    return node.bound != old || node.bound_plies != old_plies;
+  }
+
   Node* select_child(Node& node, bool at_root) {
     const bool any_open = std::any_of(node.children.begin(), node.children.end(),
                                       [](const Node& c) { return c.bound != Bound::kLoss; });
@@ -176,7 +252,8 @@ struct Search::Impl {
     float visited_policy = 0;
     for (const Node& c : node.children)
       if (c.visits + c.in_flight > 0) visited_policy += c.prior;
-    const float fpu = parent_q - params.fpu_reduction * std::sqrt(visited_policy);
+    const float reduction = at_root ? params.fpu_reduction_root : params.fpu_reduction;
+    const float fpu = parent_q - reduction * std::sqrt(visited_policy);
 
     Node* best = nullptr;
     float best_score = -std::numeric_limits<float>::infinity();
@@ -196,6 +273,11 @@ struct Search::Impl {
         best = &c;
       }
     }
+    // Only scores that are NaN or -infinity for every child leave no choice; deliver()
+    // refuses the non-finite evaluations that could cause that.
+    if (!best)
+      throw std::logic_error("search: no move of a node with " + std::to_string(node.children.size()) +
+                             " children has a usable score (non-finite values in the tree)");
     return best;
   }
 
@@ -259,20 +341,34 @@ struct Search::Impl {
     if (cache) {
       if (const EvalResult* hit = cache->find(cache_key, request.moves.size())) {
         const EvalResult result = *hit;
-        expand(*node, b, recent, result);
+        expand(*node, b, recent, path.size() - 1, result);
         backup(path, leaf_value(*node, result), false);
         return Descent::kDone;
       }
     }
     for (Node* n : path) n->in_flight += 1;
-    pending.push_back(Pending{path, b, std::move(recent), cache_key});
+    pending.push_back(Pending{path, b, std::move(recent), cache_key, request.moves.size()});
     out.push_back(std::move(request));
     return Descent::kQueued;
   }
 
   bool finished() const { return pending.empty() && sims_done >= params.simulations; }
 
+  // Drops the leaves handed out and not delivered: their virtual losses go, nothing else
+  // of them reached the tree.
+  void cancel_pending() {
+    for (const Pending& p : pending)
+      for (Node* n : p.path) n->in_flight -= 1;
+    pending.clear();
+  }
+
   void advance_root(chess::Move m) {
+    if (params.root_noise) {
+      // The old tree's visits were gathered without this root's noise (and would also
+      // enter the policy target): search afresh, the cache answering what it can.
+      reset_root();
+      return;
+    }
     Node next;
     bool found = false;
     for (Node& c : root.children)
@@ -306,6 +402,7 @@ void Search::set_game(const chess::Game& game) {
   const auto& new_moves = game.moves();
   const bool extends = s.game.start().key == game.start().key && new_moves.size() >= old_moves.size() &&
                        std::equal(old_moves.begin(), old_moves.end(), new_moves.begin());
+  const bool moved_on = extends && new_moves.size() > old_moves.size();
   if (extends) {
     for (size_t i = old_moves.size(); i < new_moves.size(); ++i) s.advance_root(new_moves[i]);
   } else {
@@ -313,7 +410,10 @@ void Search::set_game(const chess::Game& game) {
   }
   s.game = game;
   s.rebuild_game_boards();
+  if (moved_on) s.recheck_repetitions();
   s.sims_done = 0;
+  s.start_visits.clear();
+  for (const Node& c : s.root.children) s.start_visits.push_back(c.visits);
 }
 
 int Search::gather(int max_leaves, std::vector<EvalRequest>& out) {
@@ -332,11 +432,31 @@ void Search::deliver(std::span<const EvalResult> results) {
   if (results.size() != s.pending.size())
     throw std::logic_error("deliver: " + std::to_string(results.size()) + " results for " +
                            std::to_string(s.pending.size()) + " leaves");
+  // Check the whole batch first: a bad result must reach neither the tree nor the cache.
+  for (size_t i = 0; i < results.size(); ++i) {
+    const EvalResult& r = results[i];
+    const auto where = [&] { return "deliver: result " + std::to_string(i) + " of " + std::to_string(results.size()); };
+    if (r.priors.size() != s.pending[i].move_count) {
+      const std::string message = where() + " has " + std::to_string(r.priors.size()) + " priors for " +
+                                  std::to_string(s.pending[i].move_count) + " legal moves";
+      s.cancel_pending();
+      throw std::logic_error(message);
+    }
+    const bool wdl_ok = finite(r.win) && finite(r.draw) && finite(r.loss);
+    const bool priors_ok = std::all_of(r.priors.begin(), r.priors.end(), finite);
+    if (!wdl_ok || !priors_ok) {
+      const std::string message =
+          where() + (wdl_ok ? " has a prior that is not finite" : " has a win/draw/loss that is not finite") +
+          " (win " + std::to_string(r.win) + ", draw " + std::to_string(r.draw) + ", loss " + std::to_string(r.loss) + ")";
+      s.cancel_pending();
+      throw std::invalid_argument(message);
+    }
+  }
   for (size_t i = 0; i < results.size(); ++i) {
     Pending& p = s.pending[i];
     Node& leaf = *p.path.back();
     if (s.cache) s.cache->insert(p.cache_key, results[i]);
-    s.expand(leaf, p.board, p.recent, results[i]);
+    s.expand(leaf, p.board, p.recent, p.path.size() - 1, results[i]);
     s.backup(p.path, s.leaf_value(leaf, results[i]), true);
   }
   s.pending.clear();
@@ -350,14 +470,33 @@ RootStats Search::root_stats() const {
   const Impl& s = *impl_;
   RootStats r;
   const Node& root = s.root;
+  const bool any_open = std::any_of(root.children.begin(), root.children.end(),
+                                    [](const Node& c) { return c.bound != Bound::kLoss; });
+  const bool open_visited = std::any_of(root.children.begin(), root.children.end(),
+                                        [](const Node& c) { return c.bound != Bound::kLoss && c.visits > 0; });
   for (size_t i = 0; i < root.children.size(); ++i) {
     const Node& c = root.children[i];
+    // The visits a proven-lost move had before its proof are no advice when an open move
+    // has visits of its own (with fewer, they are all there is: the target stays one).
+    const bool dropped = c.bound == Bound::kLoss && open_visited;
+    const std::uint32_t before = i < s.start_visits.size() ? s.start_visits[i] : 0;
     r.moves.push_back(c.move);
-    r.visits.push_back(c.visits);
+    r.visits.push_back(dropped ? 0 : c.visits);
+    r.search_visits.push_back(dropped ? 0 : c.visits - std::min(before, c.visits));
     r.priors.push_back(i < s.root_priors.size() ? s.root_priors[i] : c.prior);
     r.q.push_back(c.bound != Bound::kNone ? exact_value(c.bound) : c.visits ? float(c.value_sum / c.visits) : 0.0f);
-    r.total_visits += c.visits;
+    r.visited.push_back(c.visits > 0);
+    r.bounds.push_back(c.bound);
+    r.child_value.push_back(c.nn_value);
+    r.total_visits += r.visits.back();
   }
+  r.policy.assign(root.children.size(), 0.0f);
+  if (!root.children.empty() && !any_open) {
+    r.policy[longest_resistance(root)] = 1.0f;
+  } else if (r.total_visits > 0) {
+    for (size_t i = 0; i < r.visits.size(); ++i) r.policy[i] = float(double(r.visits[i]) / double(r.total_visits));
+  }
+  r.network_value = -root.nn_value;
   if (root.bound != Bound::kNone) {
     // The root's bound is for the player who moved into it; report it for the side to move.
     r.bound = root.bound == Bound::kWin ? Bound::kLoss : root.bound == Bound::kLoss ? Bound::kWin : Bound::kDraw;
@@ -370,7 +509,8 @@ RootStats Search::root_stats() const {
 }
 
 chess::Move Search::choose_move(float temperature, Rng& rng) const {
-  const Node& root = impl_->root;
+  const Impl& s = *impl_;
+  const Node& root = s.root;
   if (root.children.empty()) throw std::logic_error("choose_move before any search");
   const Node* pick = nullptr;
   for (const Node& c : root.children)  // the quickest proven win
@@ -378,32 +518,35 @@ chess::Move Search::choose_move(float temperature, Rng& rng) const {
   if (pick) return pick->move;
   const bool all_lost = std::all_of(root.children.begin(), root.children.end(),
                                     [](const Node& c) { return c.bound == Bound::kLoss; });
-  if (all_lost) {  // resist as long as possible
-    for (const Node& c : root.children)
-      if (!pick || c.bound_plies > pick->bound_plies) pick = &c;
-    return pick->move;
-  }
+  if (all_lost) return root.children[longest_resistance(root)].move;  // resist as long as possible
   std::vector<const Node*> open;
   for (const Node& c : root.children)
     if (c.bound != Bound::kLoss) open.push_back(&c);
-  auto more_visited = [](const Node* a, const Node* b) {
-    if (a->visits != b->visits) return a->visits > b->visits;
-    return a->prior > b->prior;
+  // Ties go to the evaluator's prior, not the noised one.
+  const auto raw_prior = [&](const Node* c) {
+    const size_t i = size_t(c - root.children.data());
+    return i < s.root_priors.size() ? s.root_priors[i] : c->prior;
   };
-  if (temperature <= 0.01f) return (*std::min_element(open.begin(), open.end(), more_visited))->move;
+  auto more_visited = [&](const Node* a, const Node* b) {
+    if (a->visits != b->visits) return a->visits > b->visits;
+    return raw_prior(a) > raw_prior(b);
+  };
+  const Node* most = *std::min_element(open.begin(), open.end(), more_visited);
+  if (temperature <= 0.01f || most->visits == 0) return most->move;
+  // (visits / most visits)^(1/T): in [0, 1], so it cannot overflow at low temperatures.
   std::vector<double> weights;
   double total = 0;
   for (const Node* c : open) {
-    weights.push_back(std::pow(double(c->visits), 1.0 / double(temperature)));
+    weights.push_back(std::pow(double(c->visits) / double(most->visits), 1.0 / double(temperature)));
     total += weights.back();
   }
-  if (!(total > 0)) return (*std::min_element(open.begin(), open.end(), more_visited))->move;
+  if (!(total > 0)) return most->move;
   double x = rng.uniform() * total;
   for (size_t i = 0; i < open.size(); ++i) {
     if (x < weights[i]) return open[i]->move;
     x -= weights[i];
   }
-  return open.back()->move;
+  return most->move;
 }
 
 void Search::play(chess::Move m) {

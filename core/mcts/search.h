@@ -2,20 +2,27 @@
 //
 // - Selection: Q + c_puct * P * sqrt(N) / (1 + n). Values are W - L, from the point of
 //   view of the player who made the move into a node, so they change sign each ply.
-//   Unvisited moves get first-play urgency: the parent's Q minus fpu_reduction times the
-//   square root of the prior mass already visited.
+//   Unvisited moves get first-play urgency: the parent's Q minus fpu_reduction (at the
+//   root: fpu_reduction_root) times the square root of the prior mass already visited.
 // - Exact values: when a node is expanded every child's game status is computed, so mate,
-//   stalemate, fifty moves, insufficient material and repetition (a position seen before,
-//   in the game or on the path) are known before any evaluation. Proven wins and losses
+//   stalemate, fifty moves, insufficient material and repetition are known before any
+//   evaluation. A repetition ends a line of the tree when the position occurred before
+//   strictly after the root (a repeat chosen inside the tree), or twice before counting
+//   the game and the path (Stockfish's rule); a single earlier occurrence at or before the
+//   root does not end the game, so it does not end the line either. Proven wins and losses
 //   propagate up (MCTS-solver): a position with a winning move is won, one whose moves all
 //   lose is lost. Forced mates are therefore found and never given away.
 // - Batching: gather() hands out several leaves at once, using virtual loss to spread
 //   them; the caller evaluates them (with leaves of other games) and calls deliver().
-// - Tree reuse: play() keeps the subtree of the move played.
+// - Tree reuse: without root noise, play() keeps the subtree of the move played. With
+//   root noise (self-play) every move's search starts from a fresh root, so the visit
+//   counts, the policy target and the move sample come from this search only, with its
+//   noise; the evaluation cache makes the repeated evaluations cheap.
 // - Dirichlet noise on the root priors, for self-play.
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <span>
 #include <string>
@@ -31,8 +38,14 @@ namespace pgmate::mcts {
 struct SearchParams {
   int simulations = 800;          // new simulations per move
   float c_puct = 1.5f;
-  float fpu_reduction = 0.25f;
-  bool root_noise = false;        // Dirichlet noise at the root (self-play)
+  float fpu_reduction = 0.25f;    // first-play urgency reduction below the root
+  // The same at the root. With root_noise set it to 0 (as Leela Zero does at a noised
+  // root): a move the noise boosted then gets its first visit from its prior alone, instead
+  // of first having to overcome the reduction, which would damp the exploration the noise
+  // is there for. SelfPlayConfig's default search does so.
+  float fpu_reduction_root = 0.25f;
+  // Dirichlet noise at the root (self-play). It also turns tree reuse off (see play()).
+  bool root_noise = false;
   float dirichlet_alpha = 0.3f;
   float dirichlet_weight = 0.25f;
 };
@@ -40,13 +53,37 @@ struct SearchParams {
 // A proven outcome, from the point of view of the player who moved into the node.
 enum class Bound : std::uint8_t { kNone, kWin, kDraw, kLoss };
 
-// What the search says about the root.
+// What the search says about the root. Per-move vectors are in the order of `moves`; the
+// "mover" is the side to move at the root.
 struct RootStats {
   std::vector<chess::Move> moves;       // legal moves, generation order
-  std::vector<std::uint32_t> visits;    // per move
+  // Visits per move in the tree: this search's, plus those of earlier searches when the
+  // tree was reused (never with root noise). A proven-lost move counts 0 when a move not
+  // proven lost has visits: its own visits came before the proof and are no advice.
+  std::vector<std::uint32_t> visits;
+  // This search's visits only (visits minus what the move had when set_game started the
+  // search; equal to visits when the root was fresh). A scheduler that gives each move a
+  // quota per search (Gumbel sequential halving) counts these.
+  std::vector<std::uint32_t> search_visits;
   std::vector<float> priors;            // evaluator priors, before noise
-  std::vector<float> q;                 // per move, mover's view (0 when unvisited)
+  // Mean value per move, mover's view: exact (1, 0, -1) when bounds[i] is proven, the mean
+  // of the backed-up values when visited[i], and 0 otherwise: an unvisited move's 0 says
+  // nothing (it is not a draw); check visited and bounds before using it.
+  std::vector<float> q;
+  std::vector<bool> visited;            // the move has at least one visit in the tree
+  std::vector<Bound> bounds;            // proven result of the move, mover's view (kWin: it wins)
+  // The evaluator's own value of the position after the move (W - L, mover's view), as
+  // given when the position was evaluated (or found in the cache); the exact value for a
+  // move that ends the game; NaN when the position has not been evaluated.
+  std::vector<float> child_value;
+  // The policy target of this search, summing to 1 (all 0 when no move has a visit). For
+  // PUCT the shares of `visits` (when the root is fresh, as in self-play, this search's
+  // visits); when every move is proven lost, all of it on the move choose_move plays (the
+  // longest resistance). A Gumbel root will put its improved policy here.
+  std::vector<float> policy;
   float value = 0;                      // root value W - L for the side to move
+  // The evaluator's own value of the root, side to move's view (NaN before it is evaluated).
+  float network_value = std::numeric_limits<float>::quiet_NaN();
   Bound bound = Bound::kNone;           // proven result of the root for the side to move
                                         // (kWin: the side to move wins)
   int bound_plies = 0;                  // plies to that result when proven
@@ -60,8 +97,8 @@ class Search {
   Search(Search&&) noexcept;
   Search& operator=(Search&&) noexcept;
 
-  // Starts searching the game's current position. The subtree is kept when the game is
-  // the previous one plus the moves played since (see play()).
+  // Starts searching the game's current position. Without root noise the subtree is kept
+  // when the game is the previous one plus the moves played since (see play()).
   void set_game(const chess::Game& game);
   const chess::Game& game() const;
 
@@ -69,19 +106,24 @@ class Search {
   // (proven nodes, cache hits) are completed here. Returns how many were appended; 0
   // means the search for this move is finished (or waits on leaves handed out already).
   int gather(int max_leaves, std::vector<EvalRequest>& out);
-  // Results for the leaves of the last gather(), in order.
+  // Results for the leaves of the last gather(), in order. A result with a value or prior
+  // that is not finite (NaN, infinity) is refused with std::invalid_argument before any of
+  // the batch enters the tree or the cache: the batch's leaves are dropped (the search
+  // stays usable, they are handed out again by the next gather()).
   void deliver(std::span<const EvalResult> results);
 
-  // True once this move's simulations are done or the root is proven.
+  // True once this move's simulations are done and no evaluation is outstanding. A proven
+  // root still runs all its simulations (they need no evaluation), so that the visit
+  // counts, the policy target, show the quickest win.
   bool finished() const;
   int simulations_done() const;  // this move's simulations so far
 
   RootStats root_stats() const;
   // Chooses the move to play: a proven win (the quickest) when there is one, else a
   // sample from visits^(1/temperature) avoiding proven losses; temperature <= 0.01
-  // takes the most visited move.
+  // takes the most visited move (ties: the higher evaluator prior, before noise).
   chess::Move choose_move(float temperature, Rng& rng) const;
-  // Plays a move in the game and keeps its subtree.
+  // Plays a move in the game; without root noise its subtree is kept (tree reuse).
   void play(chess::Move m);
 
   // Node count of the current tree (for tests and statistics).

@@ -63,6 +63,8 @@ void set_option(SelfPlayConfig& c, std::string_view raw_name, std::string_view v
     c.search.c_puct = parse_number<float>(name, value, 1e-6f, 1000.0f, "a number above 0");
   else if (name == "fpu_reduction")
     c.search.fpu_reduction = parse_number<float>(name, value, 0.0f, 10.0f, "a number from 0 to 10");
+  else if (name == "fpu_reduction_root")
+    c.search.fpu_reduction_root = parse_number<float>(name, value, 0.0f, 10.0f, "a number from 0 to 10");
   else if (name == "noise")
     c.search.root_noise = parse_bool(name, value);
   else if (name == "dirichlet_alpha")
@@ -90,14 +92,29 @@ void set_option(SelfPlayConfig& c, std::string_view raw_name, std::string_view v
   else
     throw std::invalid_argument(
         "unknown option " + quote_input(raw_name, 40) +
-        " (known: simulations, c_puct, fpu_reduction, noise, dirichlet_alpha, dirichlet_weight, parallel, "
-        "leaves_per_game, temperature, temperature_plies, final_temperature, max_plies, seed, cache_entries)");
+        " (known: simulations, c_puct, fpu_reduction, fpu_reduction_root, noise, dirichlet_alpha, "
+        "dirichlet_weight, parallel, leaves_per_game, temperature, temperature_plies, final_temperature, max_plies, "
+        "seed, cache_entries)");
   c.options_given.emplace_back(std::move(name), raw_name);
+  // The settings that follow others, unless given themselves.
+  const auto given = [&](std::string_view option) {
+    return std::any_of(c.options_given.begin(), c.options_given.end(),
+                       [&](const auto& o) { return o.first == option; });
+  };
+  if (!given("fpu_reduction_root")) c.search.fpu_reduction_root = c.search.root_noise ? 0.0f : c.search.fpu_reduction;
+  if (!given("cache_entries")) c.cache_entries = automatic_cache_entries(c.parallel, c.games, c.search.simulations);
+}
+
+std::size_t cache_entries_of(const SelfPlayConfig& c) {
+  return c.cache_entries == SelfPlayConfig::kAutomaticCacheEntries
+             ? automatic_cache_entries(c.parallel, c.games, c.search.simulations)
+             : c.cache_entries;
 }
 
 std::string config_json(const SelfPlayConfig& c) {
   return "{\"simulations\": " + std::to_string(c.search.simulations) + ", \"c_puct\": " + number(c.search.c_puct) +
          ", \"fpu_reduction\": " + number(c.search.fpu_reduction) +
+         ", \"fpu_reduction_root\": " + number(c.search.fpu_reduction_root) +
          ", \"noise\": " + (c.search.root_noise ? "true" : "false") +
          ", \"dirichlet_alpha\": " + number(c.search.dirichlet_alpha) +
          ", \"dirichlet_weight\": " + number(c.search.dirichlet_weight) +
@@ -112,7 +129,7 @@ std::size_t estimated_memory_bytes(const SelfPlayConfig& c) {
   constexpr double kCacheBytesPerEntry = 320.0;              // priors of ~35 moves, map and queue
   const double in_progress = double(std::max<std::int64_t>(0, std::min<std::int64_t>(c.parallel, c.games)));
   const double bytes = in_progress * double(std::max(c.search.simulations, 0)) * kTreeBytesPerSimulation +
-                       double(c.cache_entries) * kCacheBytesPerEntry;
+                       double(cache_entries_of(c)) * kCacheBytesPerEntry;
   return bytes >= 1.8e19 ? std::numeric_limits<std::size_t>::max() : std::size_t(bytes);
 }
 
@@ -153,16 +170,6 @@ struct Slot {
   int queued = 0;  // leaves in this round's batch
 };
 
-// Visit shares: the policy target of a PUCT search.
-std::vector<float> visit_policy(const std::vector<std::uint32_t>& visits) {
-  double total = 0;
-  for (std::uint32_t v : visits) total += v;
-  std::vector<float> policy(visits.size(), 0.0f);
-  if (total > 0)
-    for (size_t i = 0; i < visits.size(); ++i) policy[i] = float(visits[i] / total);
-  return policy;
-}
-
 std::string result_of(const chess::Game& game, chess::GameStatus status) {
   if (status != chess::GameStatus::kCheckmate) return "1/2-1/2";
   return game.board().side == chess::kWhite ? "0-1" : "1-0";  // the side to move is mated
@@ -180,7 +187,8 @@ void SelfPlayRunner::run(const std::function<void(FinishedGame&)>& on_game,
   const chess::Board start = chess::parse_fen(chess::kStartFen);
   // Only a deterministic evaluator's answers may be reused.
   std::unique_ptr<EvalCache> cache;
-  if (evaluator_.deterministic() && config_.cache_entries > 0) cache = std::make_unique<EvalCache>(config_.cache_entries);
+  const std::size_t cache_entries = cache_entries_of(config_);
+  if (evaluator_.deterministic() && cache_entries > 0) cache = std::make_unique<EvalCache>(cache_entries);
 
   std::vector<std::unique_ptr<Slot>> slots;
   std::int64_t next = 0;
@@ -226,7 +234,7 @@ void SelfPlayRunner::run(const std::function<void(FinishedGame&)>& on_game,
       const float temperature = ply < config_.temperature_plies ? config_.temperature : config_.final_temperature;
       const chess::Move move = s.search.choose_move(temperature, s.rng);
       s.record.plies.push_back(PlyRecord{s.game.board(), root.moves, root.visits, root.priors, root.value, move,
-                                         visit_policy(root.visits), s.game.repetitions()});
+                                         root.policy, s.game.repetitions()});
       s.game.play(move);
       s.search.set_game(s.game);
       ++stats_.plies;

@@ -5,6 +5,8 @@
 // deterministic evaluator.
 #pragma once
 
+#include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -17,30 +19,61 @@
 
 namespace pgmate::mcts {
 
+// The evaluation cache size that self-play needs: 2 x (games in progress) x simulations.
+// With root noise every move's search starts from a fresh root and finds the positions the
+// previous search evaluated in the cache; with parallel games sharing a cache that evicts
+// its oldest entries first, the cache must hold about two moves' worth of every game in
+// progress. Capped at 2^32 entries (the cache_entries option's bound).
+constexpr std::size_t automatic_cache_entries(int parallel, int games, int simulations) {
+  const std::size_t in_progress = std::size_t(std::max(1, std::min(parallel, games)));
+  const std::size_t entries = 2 * in_progress * std::size_t(std::max(simulations, 1));
+  return std::min(entries, std::size_t(1) << 32);
+}
+
 struct SelfPlayConfig {
-  SearchParams search{.simulations = 100, .root_noise = true};
+  // Root noise on, so no tree reuse and no FPU reduction at the root (see SearchParams).
+  SearchParams search{.simulations = 100, .fpu_reduction_root = 0.0f, .root_noise = true};
   int games = 1;                   // games to play
   int parallel = 8;                // games in progress at once
-  int leaves_per_game = 1;         // leaves per game per evaluation round (virtual loss)
+  // Leaves per game per evaluation round. Above 1 the game's search hands out several
+  // leaves before any is evaluated, spreading them with virtual loss (a leaf in flight
+  // counts as a loss on its path). That fills batches with fewer games in progress, but
+  // it widens the search: the visit counts, the policy target, get flatter as it grows
+  // (400 simulations from the start position: 67, 56, 48 of 399 visits on the top move at
+  // 1, 8, 32 leaves). Prefer 1 and more games through `parallel`; if raised for
+  // throughput, keep it small next to the simulations.
+  int leaves_per_game = 1;
   float temperature = 1.0f;        // move choice temperature for the first temperature_plies
   int temperature_plies = 30;
   float final_temperature = 0.1f;  // ... and after
   int max_plies = 512;             // longer games end as draws ("max_plies")
   std::uint64_t seed = 0;          // game i uses mix64(seed + i)
   std::int64_t first_game = 0;     // index of the first game (a restarted run goes on)
-  std::size_t cache_entries = 100000;
+  // Entries of the evaluation cache the run's games share (used only with a deterministic
+  // evaluator); 0: no cache. kAutomaticCacheEntries, the default, takes
+  // automatic_cache_entries(parallel, games, simulations) when the run starts (see
+  // cache_entries_of). set_option keeps a concrete value there instead, in step with
+  // parallel, games and simulations, until cache_entries itself is given (an explicit
+  // size, which then stays).
+  static constexpr std::size_t kAutomaticCacheEntries = ~std::size_t(0);
+  std::size_t cache_entries = kAutomaticCacheEntries;
   // Options set through set_option: (name, spelling as given), so none is set twice.
   std::vector<std::pair<std::string, std::string>> options_given;
 };
 
 // Sets one option by name, as the CLI flags and the procedure's options jsonb spell them:
-// simulations, c_puct, fpu_reduction, noise (true/false), dirichlet_alpha,
-// dirichlet_weight, parallel, leaves_per_game, temperature, temperature_plies,
-// final_temperature, max_plies, seed, cache_entries ('-' may stand for '_': max-plies).
-// Throws std::invalid_argument naming the option and the value, or naming both spellings
-// when the option was already set on this config (max_plies and max-plies in one call):
-// an option is given once, so no value silently wins over another.
+// simulations, c_puct, fpu_reduction, fpu_reduction_root, noise (true/false),
+// dirichlet_alpha, dirichlet_weight, parallel, leaves_per_game, temperature,
+// temperature_plies, final_temperature, max_plies, seed, cache_entries ('-' may stand for
+// '_': max-plies). Throws std::invalid_argument naming the option and the value, or naming
+// both spellings when the option was already set on this config (max_plies and max-plies
+// in one call): an option is given once, so no value silently wins over another.
+// Options not given follow those given: fpu_reduction_root is 0 with noise and
+// fpu_reduction without it; cache_entries is automatic_cache_entries(parallel, games,
+// simulations).
 void set_option(SelfPlayConfig& config, std::string_view name, std::string_view value);
+// The cache size a run with this configuration uses (resolves kAutomaticCacheEntries).
+std::size_t cache_entries_of(const SelfPlayConfig& config);
 // The search parameters as a JSON object (stored with every game).
 std::string config_json(const SelfPlayConfig& config);
 
@@ -59,7 +92,7 @@ struct PlyRecord {
   std::vector<float> priors;          // evaluator priors (before noise)
   float value = 0;                    // root value W - L, side to move
   chess::Move played;
-  std::vector<float> policy;          // the policy target per move: this search's visit shares
+  std::vector<float> policy;          // the policy target per move (RootStats::policy)
   int repetitions = 0;                // earlier occurrences of the board in the game (a network input)
 };
 

@@ -1,5 +1,6 @@
 #include "client/worker_evaluator.h"
 
+#include <cmath>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -33,6 +34,20 @@ void WorkerEvaluator::evaluate(std::span<const mcts::EvalRequest> requests, std:
     const EvalOutput& o = outputs[i];
     const mcts::EvalRequest& r = requests[i];
     mcts::EvalResult& out = results[i];
+    // A broken answer (fp16 overflow turning a softmax into NaN, say) must not reach the
+    // search: refuse the batch, naming the position.
+    const auto refuse = [&](const std::string& what) {
+      throw WorkerError("worker answered " + what + " for position " + std::to_string(i) + " of " +
+                        std::to_string(requests.size()) + " (win " + std::to_string(o.win) + ", draw " +
+                        std::to_string(o.draw) + ", loss " + std::to_string(o.loss) + ")");
+    };
+    if (!std::isfinite(o.win) || !std::isfinite(o.draw) || !std::isfinite(o.loss))
+      refuse("a win/draw/loss that is not finite");
+    if (o.win < 0 || o.draw < 0 || o.loss < 0) refuse("a negative win/draw/loss");
+    if (std::fabs(double(o.win) + double(o.draw) + double(o.loss) - 1.0) > 1e-3)
+      refuse("a win/draw/loss not summing to 1");
+    for (float p : o.priors)
+      if (!std::isfinite(p)) refuse("a prior that is not finite");
     out.win = o.win;
     out.draw = o.draw;
     out.loss = o.loss;

@@ -2,12 +2,16 @@
 // strength check that pure MCTS beats random play.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <cstdio>
 #include <numeric>
 #include <set>
+#include <stdexcept>
 
 #include "chess/fen.h"
 #include "chess/game.h"
 #include "chess/movegen.h"
+#include "mcts/eval_cache.h"
 #include "mcts/rollout_evaluator.h"
 #include "mcts/selfplay.h"
 
@@ -161,6 +165,142 @@ TEST(SelfPlay, OptionGivenTwiceIsAnError) {
   EXPECT_THROW(set_option(c, "max_plies", "lots"), std::invalid_argument);
   set_option(c, "max-plies", "30");
   EXPECT_EQ(c.max_plies, 30);
+}
+
+// F1: self-play uses root noise, so no visits are carried over from the previous move's
+// search: every stored position has this search's visits (one simulation expands the root,
+// and a move proven lost counts none), and its policy target is their shares.
+TEST(SelfPlay, StoredVisitsAreThisSearchsOnly) {
+  FunctionEvaluator uniform(uniform_evaluation);
+  SelfPlayConfig config = small_config();
+  config.search.simulations = 40;
+  ASSERT_TRUE(config.search.root_noise);
+  int exact = 0, plies = 0;
+  for (const FinishedGame& g : play_all(config, uniform)) {
+    for (const PlyRecord& p : g.plies) {
+      ++plies;
+      const std::uint32_t total = std::accumulate(p.visits.begin(), p.visits.end(), 0u);
+      EXPECT_LE(total, 39u);
+      exact += total == 39u;
+      ASSERT_EQ(p.policy.size(), p.visits.size());
+      for (size_t i = 0; i < p.visits.size(); ++i)
+        EXPECT_FLOAT_EQ(p.policy[i], total ? float(double(p.visits[i]) / total) : 0.0f);
+    }
+  }
+  EXPECT_GT(plies, 0);
+  EXPECT_GE(exact, plies * 9 / 10);
+}
+
+// F8: a run whose evaluator answers NaN stops with an error instead of crashing.
+TEST(SelfPlay, NonFiniteEvaluationStopsTheRun) {
+  int calls = 0;
+  FunctionEvaluator broken([&](const EvalRequest& r) {
+    EvalResult e = uniform_evaluation(r);
+    if (++calls == 30) e.win = std::nanf("");
+    return e;
+  });
+  SelfPlayConfig config = small_config();
+  SelfPlayRunner runner(config, broken);
+  EXPECT_THROW(runner.run([](FinishedGame&) {}), std::invalid_argument);
+}
+
+// The cache is sized for the run (about two moves of every game in progress) unless given.
+TEST(SelfPlay, CacheSizeFollowsTheRun) {
+  SelfPlayConfig c;
+  EXPECT_EQ(c.cache_entries, SelfPlayConfig::kAutomaticCacheEntries);
+  EXPECT_EQ(cache_entries_of(c), 2u * 1 * 100);  // one game, 100 simulations
+  c.games = 100;
+  EXPECT_EQ(cache_entries_of(c), 2u * 8 * 100);
+  // Through set_option (the CLI and the procedure) the size is kept as a number, in step.
+  SelfPlayConfig o;
+  set_option(o, "games", "100");
+  set_option(o, "simulations", "64");
+  EXPECT_EQ(o.cache_entries, 2u * 8 * 64);
+  set_option(o, "parallel", "16");
+  EXPECT_EQ(o.cache_entries, 2u * 16 * 64);
+  EXPECT_EQ(cache_entries_of(o), o.cache_entries);
+  // Given, it stays.
+  SelfPlayConfig given;
+  set_option(given, "cache_entries", "5000");
+  set_option(given, "parallel", "32");
+  EXPECT_EQ(cache_entries_of(given), 5000u);
+  SelfPlayConfig off;
+  set_option(off, "cache_entries", "0");
+  set_option(off, "simulations", "800");
+  EXPECT_EQ(cache_entries_of(off), 0u);
+  EXPECT_LT(estimated_memory_bytes(off), estimated_memory_bytes(o) * 100);
+  // The memory estimate counts the cache the run will have.
+  SelfPlayConfig big;
+  set_option(big, "games", "1000");
+  set_option(big, "parallel", "256");
+  set_option(big, "simulations", "800");
+  EXPECT_EQ(big.cache_entries, 2u * 256 * 800);
+  SelfPlayConfig no_cache = big;
+  no_cache.cache_entries = 0;
+  EXPECT_GT(estimated_memory_bytes(big), estimated_memory_bytes(no_cache) + 2u * 256 * 800 * 100);
+}
+
+// F6: self-play (root noise) has no first-play urgency reduction at the root unless asked.
+TEST(SelfPlay, FpuReductionRootFollowsTheNoise) {
+  SelfPlayConfig c;
+  EXPECT_TRUE(c.search.root_noise);
+  EXPECT_EQ(c.search.fpu_reduction_root, 0.0f);
+  EXPECT_EQ(SearchParams{}.fpu_reduction_root, SearchParams{}.fpu_reduction);  // no noise: the same
+  set_option(c, "fpu_reduction", "0.4");
+  EXPECT_EQ(c.search.fpu_reduction_root, 0.0f);
+  set_option(c, "noise", "false");
+  EXPECT_FLOAT_EQ(c.search.fpu_reduction_root, 0.4f);
+  SelfPlayConfig given;
+  set_option(given, "fpu-reduction-root", "0.1");
+  set_option(given, "noise", "true");
+  EXPECT_FLOAT_EQ(given.search.fpu_reduction_root, 0.1f);
+  EXPECT_NE(config_json(given).find("\"fpu_reduction_root\": 0.1"), std::string::npos) << config_json(given);
+  EXPECT_THROW(set_option(given, "fpu_reduction_root", "0.2"), std::invalid_argument);  // given twice
+  SelfPlayConfig bad;
+  EXPECT_THROW(set_option(bad, "fpu_reduction_root", "-1"), std::invalid_argument);
+  try {
+    set_option(bad, "bogus", "1");
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("fpu_reduction_root"), std::string::npos) << e.what();
+  }
+}
+
+// A measurement, not a check (run with --gtest_also_run_disabled_tests): the evaluation
+// cache's hit rate in self-play at the automatic cache size. Pure MCTS with each position's
+// playout seeded by the position (so the evaluator is deterministic and may be cached),
+// 16 games at once, 64 simulations, 20 plies.
+TEST(SelfPlay, DISABLED_CacheHitRate) {
+  FunctionEvaluator pure(
+      [](const EvalRequest& r) {
+        RolloutEvaluator rollout(EvalCache::key_of(r));
+        EvalResult e;
+        rollout.evaluate(std::span<const EvalRequest>(&r, 1), std::span<EvalResult>(&e, 1));
+        return e;
+      },
+      "pure-mcts seeded by position");
+  const auto measure = [&](const char* what, SelfPlayConfig config) {
+    SelfPlayRunner runner(config, pure);
+    runner.run([](FinishedGame&) {});
+    const SelfPlayStats& s = runner.stats();
+    const std::int64_t lookups = s.cache_hits + s.evaluations;
+    std::printf("%-44s cache %8zu  hits %7lld / lookups %7lld = %5.1f%%  evaluations %lld\n", what,
+                cache_entries_of(config), (long long)s.cache_hits, (long long)lookups,
+                lookups ? 100.0 * double(s.cache_hits) / double(lookups) : 0.0, (long long)s.evaluations);
+  };
+  SelfPlayConfig config;
+  config.games = 16;
+  config.parallel = 16;
+  config.search.simulations = 64;
+  config.max_plies = 20;
+  config.seed = 2024;
+  measure("noise, no tree reuse, automatic cache", config);
+  SelfPlayConfig large = config;
+  large.cache_entries = 100000;
+  measure("noise, no tree reuse, 100000 entries", large);
+  SelfPlayConfig reuse = config;
+  reuse.search.root_noise = false;
+  reuse.search.fpu_reduction_root = reuse.search.fpu_reduction;
+  measure("no noise, tree reuse, automatic cache", reuse);
 }
 
 // Pure MCTS (200 simulations, no noise, best move) against uniformly random moves: it

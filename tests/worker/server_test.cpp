@@ -675,6 +675,39 @@ TEST(WorkerServer, WorkerEvaluatorServesSelfPlay) {
   EXPECT_GT(runner.stats().mean_batch(), 4.0);
 }
 
+// A network answer that is not a distribution (NaN, infinity, a WDL not summing to 1)
+// never reaches the search: WorkerEvaluator refuses it, naming the position.
+TEST(WorkerServer, WorkerEvaluatorRefusesBrokenAnswers) {
+  TestServer ts;
+  WorkerClient client = ts.client();
+  WorkerEvaluator evaluator(client, testing::test_network(), nullptr);
+  const auto histories = testing::random_histories(9, 3);
+  std::vector<mcts::EvalRequest> requests;
+  for (const auto& h : histories) {
+    mcts::EvalRequest r;
+    r.history = h;
+    chess::MoveList list;
+    chess::legal_moves(h.front(), list);
+    r.moves.assign(list.begin(), list.end());
+    requests.push_back(r);
+  }
+  std::vector<mcts::EvalResult> results(requests.size());
+  evaluator.evaluate(requests, results);  // sound answers pass
+  for (int spoil : {1, 2, 3}) {
+    SCOPED_TRACE("spoil " + std::to_string(spoil));
+    ts.state->spoil = spoil;
+    try {
+      evaluator.evaluate(requests, results);
+      ADD_FAILURE() << "a broken answer was accepted";
+    } catch (const WorkerError& e) {
+      EXPECT_NE(std::string(e.what()).find("for position 2 of 3"), std::string::npos) << e.what();
+    }
+  }
+  ts.state->spoil = 0;
+  evaluator.evaluate(requests, results);
+  for (const auto& r : results) EXPECT_NEAR(r.win + r.draw + r.loss, 1.0f, 1e-5f);
+}
+
 TEST(WorkerServer, OversizedWeightsAreRefusedWithAClearError) {
   TestServer ts([](ServerConfig& c) { c.limits.max_large_payload = 1u << 20; });
   WorkerClient client = ts.client();

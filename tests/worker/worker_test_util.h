@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <random>
@@ -54,6 +55,8 @@ struct FakeState {
   std::atomic<int> delay_ms{0};
   std::atomic<int> runs{0};
   std::atomic<bool> fail_runs{false};
+  // Spoils the last answer of each batch: 1 a NaN win, 2 an infinite prior, 3 a WDL summing to 1.5.
+  std::atomic<int> spoil{0};
   std::atomic<int> load_delay_ms{0};
   std::atomic<int> loads{0};
   std::atomic<std::size_t> network_bytes{std::size_t(1) << 20};
@@ -112,6 +115,15 @@ class FakeBackend : public EvalBackend {
     for (int i = 0; i < batch.size; ++i) {
       fake_wdl(batch.planes.data() + std::size_t(i) * kPlaneFloats, r.wdl.data() + 3 * i);
       r.priors.push_back(fake_priors(batch.legal_slots[i]));
+    }
+    if (batch.size > 0) {
+      const std::size_t last = std::size_t(batch.size) - 1;
+      switch (state_->spoil.load()) {
+        case 1: r.wdl[3 * last] = std::nanf(""); break;
+        case 2: r.priors[last].front() = std::numeric_limits<float>::infinity(); break;
+        case 3: r.wdl[3 * last] += 0.5f; break;
+        default: break;
+      }
     }
     return r;
   }
