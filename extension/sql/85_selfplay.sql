@@ -27,10 +27,11 @@ SELECT pg_catalog.pg_extension_config_dump('pgmate.selfplay_positions', '');
 -- played in this backend; otherwise the network with that id in pgmate.networks, served
 -- by pgmate-worker (a worker that is down or dies fails the call with SQLSTATE 08006).
 -- options: seed (default: a fresh one, stored with every game), max_plies, c_puct,
--- fpu_reduction, noise, dirichlet_alpha, dirichlet_weight, leaves_per_game, temperature,
--- temperature_plies, final_temperature, cache_entries, and run (a label stored in
--- games.selfplay, default 'sql'). Bad arguments, bad options and an unknown network:
--- SQLSTATE 22023; a NULL games, simulations or parallel: 22004.
+-- fpu_reduction, fpu_reduction_root, noise, dirichlet_alpha, dirichlet_weight,
+-- leaves_per_game, temperature, temperature_plies, final_temperature, cache_entries, and
+-- run (a label stored in games.selfplay, default 'sql'). Bad arguments, bad options and an
+-- unknown network: SQLSTATE 22023; a NULL games, simulations or parallel: 22004; a run
+-- whose trees and cache would not fit pgmate.selfplay_tree_memory: 54000.
 -- CALLed on its own, it commits after every game: query cancel or statement_timeout
 -- stops it between moves and keeps the games already finished. Inside a transaction
 -- block (or a PL/pgSQL block with an exception handler) the games commit or roll back
