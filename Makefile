@@ -19,12 +19,14 @@ DATA_built  = pgmate--$(EXT_VERSION).sql
 DATA        = $(sort $(wildcard extension/upgrade/*.sql))
 REGRESS     = $(patsubst sql/%.sql,%,$(sort $(wildcard sql/*.sql)))
 REGRESS_OPTS = --inputdir=. --load-extension=pgmate
-EXTRA_CLEAN = results regression.diffs regression.out
+EXTRA_CLEAN = results regression.diffs regression.out $(OBJS:.o=.d)
 PG_CPPFLAGS = -Icore -Iextension -Igpu_worker
 # The module's own functions are never interposed: binding them inside the library turns
 # the recursive perft calls from PLT jumps into direct, inlinable calls (checkers perft in
 # SQL went from 1.5-2.1x to 1.1x the CLI's time).
-PG_CXXFLAGS = -std=c++20 -Wno-register -fno-semantic-interposition
+# -MMD: each object also depends on the headers it includes (PGXS tracks only the .cpp
+# without --enable-depend, so a changed header left stale objects with an old layout).
+PG_CXXFLAGS = -std=c++20 -Wno-register -fno-semantic-interposition -MMD -MP
 SHLIB_LINK  = -lstdc++ -Wl,-Bsymbolic-functions
 # C++20 is beyond the JIT bitcode toolchain PostgreSQL was built with; the module is
 # fast native code anyway.
@@ -41,6 +43,8 @@ all:
 	@echo "PostgreSQL server headers not found: run 'make deps' first" >&2; exit 1
 endif
 .DEFAULT_GOAL := all
+
+-include $(wildcard $(OBJS:.o=.d))
 
 pgmate--$(EXT_VERSION).sql: $(sort $(wildcard extension/sql/*.sql))
 	cat $^ > $@
