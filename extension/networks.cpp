@@ -94,14 +94,12 @@ NetworkRow read_network(std::int64_t id) {
   return out;
 }
 
-worker::NetworkKey load_network_into(worker::WorkerClient& client, const worker::NetworkKey& key,
-                                     bool fail_if_changed) {
+void load_network_into(worker::WorkerClient& client, const worker::NetworkKey& key, bool fail_if_changed) {
   const NetworkRow row = read_network(key.id);
   if (fail_if_changed && !(row.key == key))
     throw SqlError(ERRCODE_INVALID_PARAMETER_VALUE,
                    "network " + std::to_string(key.id) + " changed while in use (its weights were updated)");
   client.load_network(row.key, row.config, row.weights);
-  return row.key;
 }
 
 }  // namespace pgmate::pg

@@ -27,9 +27,9 @@ NetworkRow read_network(std::int64_t id);
 
 // Reads row `key.id` and hands it to the worker. When the row no longer has the key's
 // weights (it was updated), `fail_if_changed` makes that a 22023 error; otherwise the row
-// as it is now is loaded. Returns the key loaded. Worker failures propagate as the client's
-// exceptions (wrap the call in with_worker or rethrow_worker_failure).
-worker::NetworkKey load_network_into(worker::WorkerClient& client, const worker::NetworkKey& key,
-                                     bool fail_if_changed);
+// as it is now is loaded. Worker failures propagate as the client's exceptions (wrap the
+// call in with_worker or rethrow_worker_failure).
+void load_network_into(worker::WorkerClient& client, const worker::NetworkKey& key,
+                       bool fail_if_changed);
 
 }  // namespace pgmate::pg

@@ -283,7 +283,7 @@ PGMATE_FUNCTION(selfplay_procedure) {
     throw pg::SqlError(ERRCODE_PROGRAM_LIMIT_EXCEEDED,
                        "self-play with " + std::to_string(std::min(config.parallel, config.games)) + " games at once, " +
                            std::to_string(config.search.simulations) + " simulations and a cache of " +
-                           std::to_string(config.cache_entries) + " entries needs about " +
+                           std::to_string(mcts::cache_entries_of(config)) + " entries needs about " +
                            std::to_string(need >> 20) + " MB, more than pgmate.selfplay_tree_memory (" +
                            std::to_string(pg::selfplay_tree_memory_mb) + " MB): lower parallel, simulations or " +
                            "cache_entries, or raise the setting");

@@ -187,15 +187,13 @@ CREATE VIEW pgmate.training_targets AS
                ORDER BY h.ply DESC) AS history,
          p.repetitions, p.moves,
          coalesce(p.policy, pgmate.visit_policy(p.visits)) AS policy,
-         CASE WHEN g.result = '1/2-1/2' THEN '{0,1,0}'
-              WHEN (g.result = '1-0') = (side_to_move(p.board) = 'white') THEN '{1,0,0}'
-              ELSE '{0,0,1}' END::real[] AS wdl,
-         CASE WHEN g.result = '1/2-1/2' THEN 0
-              WHEN (g.result = '1-0') = (side_to_move(p.board) = 'white') THEN 1
-              ELSE -1 END AS z,
+         t.wdl, (t.wdl[1] - t.wdl[3])::int AS z,
          p.value AS q
   FROM pgmate.selfplay_positions p
-  JOIN pgmate.games g ON g.id = p.game_id
+  JOIN pgmate.games g ON g.id = p.game_id,
+  LATERAL (SELECT CASE WHEN g.result = '1/2-1/2' THEN '{0,1,0}'
+                       WHEN (g.result = '1-0') = (side_to_move(p.board) = 'white') THEN '{1,0,0}'
+                       ELSE '{0,0,1}' END::real[] AS wdl) t
   WHERE g.result IN ('1-0', '0-1', '1/2-1/2');
 COMMENT ON VIEW pgmate.training_targets IS
   'one row per self-play position: the network input (board, history, repetitions), policy target, value target wdl in head order (win, draw, loss for the side to move) and as z, root value q';
