@@ -66,7 +66,7 @@ JOBS         ?= $(shell nproc)
 FUZZ_SECONDS ?= 20
 CMAKE_FLAGS  ?=
 
-.PHONY: deps configure build test test-unit test-sql test-long fuzz demo bench server-start server-stop distclean
+.PHONY: deps configure build test test-unit test-sql test-long fuzz demo bench server-start server-stop distclean gpu-bundle
 
 deps:
 	scripts/setup-deps.sh
@@ -112,6 +112,15 @@ demo: deps
 
 bench: build
 	bench/perft_vs_stockfish --pgmate $(BUILD_DIR)/bin/pgmate
+
+# What a bare GPU machine lacks and scripts/gpu-check.sh needs, in one ignored folder that
+# travels with the working tree: GoogleTest's sources.
+gpu-bundle:
+	@test -d /usr/src/googletest || { echo "GoogleTest sources not found: run 'make deps' first" >&2; exit 1; }
+	rm -rf .gpu-bundle
+	mkdir -p .gpu-bundle
+	cp -r /usr/src/googletest .gpu-bundle/googletest
+	@du -sh .gpu-bundle
 
 server-start:
 	scripts/pg-server.sh start

@@ -2,8 +2,8 @@
 // perft and network evaluation for every PostgreSQL session.
 //
 //   pgmate-worker --socket PATH [--tcp HOST:PORT --token-file FILE] [--device auto|cpu|cuda]
-//                 [--max-batch N] [--deadline-us N] [--threads N] [--max-weights-mb N]
-//                 [--network-memory-mb N]
+//                 [--precision auto|fp32|bf16|fp16] [--max-batch N] [--deadline-us N] [--threads N]
+//                 [--max-weights-mb N] [--network-memory-mb N]
 //
 // Exit status: 0 after a clean stop (SIGTERM / SIGINT), 1 when it cannot start, 2 on a
 // usage error.
@@ -27,6 +27,9 @@
 #include <sstream>
 #include <string>
 
+#ifdef PGMATE_HAVE_CUDA
+#include "cuda/perft_kernel.h"
+#endif
 #include "protocol/socket_util.h"
 #include "server/eval_backend.h"
 #include "server/server.h"
@@ -37,13 +40,15 @@ using namespace pgmate::worker;
 
 constexpr const char* kUsage =
     "usage: pgmate-worker --socket PATH [--tcp HOST:PORT --token-file FILE]\n"
-    "                     [--device auto|cpu|cuda] [--max-batch N] [--deadline-us N] [--threads N]\n"
-    "                     [--max-weights-mb N] [--network-memory-mb N]\n"
+    "                     [--device auto|cpu|cuda] [--precision auto|fp32|bf16|fp16] [--max-batch N]\n"
+    "                     [--deadline-us N] [--threads N] [--max-weights-mb N] [--network-memory-mb N]\n"
     "\n"
     "  --socket PATH       Unix socket to serve (created with mode 0600)\n"
     "  --tcp HOST:PORT     also listen on TCP (PORT alone binds 127.0.0.1); needs --token-file\n"
     "  --token-file FILE   shared secret TCP clients must send in HELLO\n"
     "  --device D          auto (default), cpu or cuda: where the network runs; cpu also keeps perft off the GPU\n"
+    "  --precision P       the network's arithmetic: auto (default: bf16 on CUDA, fp32 on the CPU), fp32,\n"
+    "                      bf16 or fp16 (the last two on CUDA only)\n"
     "  --max-batch N       positions per evaluation batch (default 1024)\n"
     "  --deadline-us N     run a batch this long after its first request arrived (default 1000)\n"
     "  --threads N         perft threads (default: the number of CPUs)\n"
@@ -82,7 +87,7 @@ long parse_int(const std::string& option, const std::string& text, long lo, long
 }
 
 struct Options {
-  std::string socket, tcp, token_file, device = "auto";
+  std::string socket, tcp, token_file, device = "auto", precision = "auto";
   int max_batch = 1024;
   long deadline_us = 1000;
   int threads = 0;
@@ -123,6 +128,10 @@ Options parse_args(int argc, char** argv) {
       o.device = next();
       if (o.device != "auto" && o.device != "cpu" && o.device != "cuda")
         usage_error("--device must be auto, cpu or cuda, not \"" + o.device + "\"");
+    } else if (arg == "--precision") {
+      o.precision = next();
+      if (o.precision != "auto" && o.precision != "fp32" && o.precision != "bf16" && o.precision != "fp16")
+        usage_error("--precision must be auto, fp32, bf16 or fp16, not \"" + o.precision + "\"");
     } else if (arg == "--max-batch") {
       o.max_batch = int(parse_int(arg, next(), 1, 1 << 16));
     } else if (arg == "--deadline-us") {
@@ -235,8 +244,14 @@ int main(int argc, char** argv) {
   try {
     if (!opt.token_file.empty()) config.token = read_token(opt.token_file);
     std::unique_ptr<EvalBackend> backend =
-        make_torch_backend(opt.device, std::uint64_t(config.limits.max_large_payload));
+        make_torch_backend(opt.device, std::uint64_t(config.limits.max_large_payload), opt.precision);
     if (!backend) throw std::runtime_error("no evaluation backend for device " + opt.device);
+#ifdef PGMATE_HAVE_CUDA
+    // A GPU that only perft can use: say so, rather than serve the network slowly unnoticed.
+    if (opt.device == "auto" && backend->device() == "cpu" && pgmate::gpu::cuda_device_available(nullptr))
+      log_line("warning: a CUDA device is present but this LibTorch has none (a CPU-only build): the network "
+               "runs on the CPU; build against a CUDA LibTorch (see gpu_worker/README.md)");
+#endif
     server = std::make_unique<Server>(std::move(config), std::move(backend));
   } catch (const std::exception& e) {
     log_line(std::string("cannot start: ") + e.what());

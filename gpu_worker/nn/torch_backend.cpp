@@ -2,8 +2,13 @@
 //
 // Device: "cpu"; "cuda" / "cuda:N" (std::runtime_error when LibTorch has no CUDA or no such
 // device); "auto" (cuda:0 when torch::cuda::is_available(), else cpu); anything else throws
-// std::invalid_argument. On CUDA the forward pass runs under fp16 autocast (set
-// PGMATE_NN_FP16=0 for fp32); WDL and priors are always softmaxed in fp32.
+// std::invalid_argument.
+//
+// Precision: the weights are converted once, at load, to the precision the network runs in:
+// "fp32", "bf16" or "fp16" ("auto": bf16 on CUDA, fp32 on the CPU). No autocast, which would
+// cast every weight again on every batch. fp32 on CUDA turns TF32 off (process-wide), so
+// results agree with the CPU's. WDL and priors are always softmaxed in fp32. On CUDA each
+// calling thread runs its batches on its own high-priority stream (torch_compat.h).
 //
 // Threads: the first backend made sets LibTorch's intra-op threads (process-wide) to
 // PGMATE_NN_THREADS when that is a positive integer; else leaves LibTorch's choice when
@@ -31,15 +36,12 @@
 #include <utility>
 #include <vector>
 
+#include <cstring>
+
 #include <torch/torch.h>
-#if __has_include(<ATen/autocast_mode.h>)
-#include <ATen/autocast_mode.h>
-#define PGMATE_NN_HAVE_AUTOCAST 1
-#else
-#define PGMATE_NN_HAVE_AUTOCAST 0
-#endif
 
 #include "nn/network.h"
+#include "nn/torch_compat.h"
 #include "server/eval_backend.h"
 
 namespace pgmate::worker {
@@ -112,39 +114,6 @@ torch::Device parse_device(const std::string& name) {
   throw std::invalid_argument("torch backend: unknown device \"" + name + "\" (expected cpu, cuda, cuda:N or auto)");
 }
 
-// CUDA fp16 autocast for the scope (thread-local state in LibTorch).
-class AutocastScope {
- public:
-  explicit AutocastScope(bool enable) {
-#if PGMATE_NN_HAVE_AUTOCAST
-    if (!enable) return;
-    active_ = true;
-    previous_enabled_ = at::autocast::is_enabled();
-    previous_dtype_ = at::autocast::get_autocast_gpu_dtype();
-    at::autocast::set_autocast_gpu_dtype(at::kHalf);
-    at::autocast::set_enabled(true);
-    at::autocast::increment_nesting();
-#else
-    (void)enable;
-#endif
-  }
-  ~AutocastScope() {
-#if PGMATE_NN_HAVE_AUTOCAST
-    if (!active_) return;
-    if (at::autocast::decrement_nesting() == 0) at::autocast::clear_cache();
-    at::autocast::set_enabled(previous_enabled_);
-    at::autocast::set_autocast_gpu_dtype(previous_dtype_);
-#endif
-  }
-  AutocastScope(const AutocastScope&) = delete;
-  AutocastScope& operator=(const AutocastScope&) = delete;
-
- private:
-  bool active_ = false;
-  bool previous_enabled_ = false;
-  at::ScalarType previous_dtype_ = at::kHalf;
-};
-
 class TorchNetwork final : public LoadedNetwork {
  public:
   TorchNetwork(nn::Network network, const nn::NetworkConfig& config)
@@ -168,22 +137,44 @@ class TorchNetwork final : public LoadedNetwork {
   std::size_t bytes_ = 0;
 };
 
+torch::ScalarType parse_precision(const std::string& name, const torch::Device& device) {
+  if (name == "auto") return device.is_cuda() ? torch::kBFloat16 : torch::kFloat32;
+  if (name == "fp32") return torch::kFloat32;
+  if (name == "bf16" || name == "fp16") {
+    if (!device.is_cuda())
+      throw std::invalid_argument("torch backend: precision " + name + " needs a CUDA device (the CPU runs fp32)");
+    return name == "bf16" ? torch::kBFloat16 : torch::kHalf;
+  }
+  throw std::invalid_argument("torch backend: unknown precision \"" + name + "\" (expected auto, fp32, bf16 or fp16)");
+}
+
+const char* precision_name(torch::ScalarType t) {
+  return t == torch::kBFloat16 ? "bf16" : t == torch::kHalf ? "fp16" : "fp32";
+}
+
 class TorchBackend final : public EvalBackend {
  public:
-  TorchBackend(torch::Device device, std::uint64_t max_weight_bytes)
-      : device_(device), max_weight_bytes_(max_weight_bytes), fp16_(device.is_cuda() && PGMATE_NN_HAVE_AUTOCAST && env_int("PGMATE_NN_FP16", 1) != 0) {
+  TorchBackend(torch::Device device, std::uint64_t max_weight_bytes, torch::ScalarType dtype)
+      : device_(device), max_weight_bytes_(max_weight_bytes), dtype_(dtype) {
     configure_threads_once(device.is_cuda());
     configure_allocator_once();
+    if (device.is_cuda() && dtype == torch::kFloat32) torch_compat::allow_tf32(false);
   }
 
-  std::string device() const override { return device_.str(); }
+  std::string device() const override {
+    if (!device_.is_cuda()) return device_.str();
+    return device_.str() + " " + precision_name(dtype_) + " (LibTorch " + torch_compat::version() + ", " +
+           torch_compat::cuda_versions() + ")";
+  }
 
   std::shared_ptr<const LoadedNetwork> load(const std::string& config_json, const std::string& weights) override {
     const nn::NetworkConfig config = nn::parse_network_config(config_json);
     nn::Network network = nn::load_network(config, weights);
-    network->to(device_);
+    network->to(device_, dtype_);
     network->eval();
-    return std::make_shared<TorchNetwork>(std::move(network), config);
+    auto loaded = std::make_shared<TorchNetwork>(std::move(network), config);
+    if (device_.is_cuda()) warm_up(*loaded);
+    return loaded;
   }
 
   std::string init_weights(const std::string& config_json, std::uint64_t seed) override {
@@ -199,16 +190,21 @@ class TorchBackend final : public EvalBackend {
     if (n == 0) return result;
 
     c10::InferenceMode inference;
+    torch_compat::StreamScope stream(device_);
     const auto cpu_floats = torch::TensorOptions().dtype(torch::kFloat32);
-    // The planes stay owned by the batch: read-only on the CPU, copied to the GPU.
-    auto input = torch::from_blob(const_cast<float*>(batch.planes.data()), {n, kInputPlanes, 8, 8}, cpu_floats);
-    input = device_.is_cuda() ? input.to(device_) : input;
-
-    nn::NetworkOutput out;
-    {
-      AutocastScope autocast(fp16_);
-      out = network->forward(input);
+    torch::Tensor input;
+    if (device_.is_cuda()) {
+      // Through pinned memory: an asynchronous copy at full bus speed. The host allocator
+      // keeps the block until the copy on this stream is done.
+      auto staging = torch::empty({n, kInputPlanes, 8, 8}, cpu_floats.pinned_memory(true));
+      std::memcpy(staging.data_ptr<float>(), batch.planes.data(), batch.planes.size() * sizeof(float));
+      input = staging.to(device_, dtype_, /*non_blocking=*/true);
+    } else {
+      // The planes stay owned by the batch, read-only.
+      input = torch::from_blob(const_cast<float*>(batch.planes.data()), {n, kInputPlanes, 8, 8}, cpu_floats);
     }
+
+    const nn::NetworkOutput out = network->forward(input);
 
     // WDL: softmax over the 3 logits.
     auto wdl = torch::softmax(out.wdl.to(torch::kFloat32), 1).to(torch::kCPU).contiguous();
@@ -244,6 +240,17 @@ class TorchBackend final : public EvalBackend {
   }
 
  private:
+  // The first batches after a load pay for cuDNN's set-up and lazy module loading: pay it
+  // here, once per network, with a small and a large batch.
+  void warm_up(const TorchNetwork& network) {
+    c10::InferenceMode inference;
+    torch_compat::StreamScope stream(device_);
+    for (std::int64_t n : {8, 256}) {
+      auto input = torch::zeros({n, kInputPlanes, 8, 8}, torch::TensorOptions().device(device_).dtype(dtype_));
+      (void)network.forward(input).wdl.to(torch::kCPU);
+    }
+  }
+
   static void validate(const EvalBatch& batch) {
     if (batch.size < 0) throw std::invalid_argument("torch backend: negative batch size");
     const auto n = static_cast<std::size_t>(batch.size);
@@ -269,13 +276,15 @@ class TorchBackend final : public EvalBackend {
 
   const torch::Device device_;
   const std::uint64_t max_weight_bytes_;
-  const bool fp16_;
+  const torch::ScalarType dtype_;
 };
 
 }  // namespace
 
-std::unique_ptr<EvalBackend> make_torch_backend(const std::string& device, std::uint64_t max_weight_bytes) {
-  return std::make_unique<TorchBackend>(parse_device(device), max_weight_bytes);
+std::unique_ptr<EvalBackend> make_torch_backend(const std::string& device, std::uint64_t max_weight_bytes,
+                                                const std::string& precision) {
+  const torch::Device d = parse_device(device);
+  return std::make_unique<TorchBackend>(d, max_weight_bytes, parse_precision(precision, d));
 }
 
 }  // namespace pgmate::worker

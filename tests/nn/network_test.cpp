@@ -257,9 +257,101 @@ TEST(TorchBackend, Devices) {
   if (!torch::cuda::is_available()) {
     EXPECT_THROW(torch_backend("cuda"), std::runtime_error);
   } else {
-    EXPECT_EQ(torch_backend("cuda")->device(), "cuda:0");
+    EXPECT_EQ(torch_backend("cuda")->device().rfind("cuda:0 bf16 (LibTorch ", 0), 0u) << torch_backend("cuda")->device();
+  }
+  // Reduced precision is for CUDA only; unknown names are refused on any device.
+  expect_throws_invalid([] { torch_backend("cpu", std::uint64_t{64} << 20, "bf16"); }, "needs a CUDA device");
+  expect_throws_invalid([] { torch_backend("cpu", std::uint64_t{64} << 20, "fp8"); }, "unknown precision");
+  EXPECT_EQ(torch_backend("cpu", std::uint64_t{64} << 20, "fp32")->device(), "cpu");
+}
+
+// ---- the same network on CUDA (skipped without a CUDA LibTorch and a device) ----
+
+// Largest absolute difference of WDL and priors between two results of one batch.
+double max_difference(const EvalBatchResult& a, const EvalBatchResult& b) {
+  double worst = 0;
+  EXPECT_EQ(a.wdl.size(), b.wdl.size());
+  EXPECT_EQ(a.priors.size(), b.priors.size());
+  for (std::size_t i = 0; i < std::min(a.wdl.size(), b.wdl.size()); ++i)
+    worst = std::max(worst, double(std::fabs(a.wdl[i] - b.wdl[i])));
+  for (std::size_t i = 0; i < std::min(a.priors.size(), b.priors.size()); ++i) {
+    EXPECT_EQ(a.priors[i].size(), b.priors[i].size());
+    for (std::size_t j = 0; j < std::min(a.priors[i].size(), b.priors[i].size()); ++j)
+      worst = std::max(worst, double(std::fabs(a.priors[i][j] - b.priors[i][j])));
+  }
+  return worst;
+}
+
+class CudaNetwork : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override {
+    if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device visible to LibTorch";
+  }
+};
+
+// fp32 on CUDA (TF32 off) computes what the CPU computes, for the seed's network and a small one.
+TEST_P(CudaNetwork, Fp32AgreesWithTheCpu) {
+  const std::string config = GetParam();
+  auto cpu = torch_backend("cpu");
+  const std::string weights = cpu->init_weights(config, 21);
+  cpu->load(config, weights);
+  auto cuda = torch_backend("cuda", std::uint64_t{64} << 20, "fp32");
+  cuda->load(config, weights);
+  for (int n : {1, 37, 256}) {
+    SCOPED_TRACE(n);
+    const EvalBatch batch = make_batch(n, 300 + unsigned(n), /*allow_empty=*/true);
+    const EvalBatchResult on_cpu = cpu->run(batch), on_cuda = cuda->run(batch);
+    expect_valid(batch, on_cuda);
+    const double worst = max_difference(on_cpu, on_cuda);
+    EXPECT_LT(worst, 1e-4);
+    std::printf("[ %s, batch %d ] fp32 CUDA vs CPU: max |difference| %.3g\n", config.c_str(), n, worst);
   }
 }
+
+// bf16 and fp16 stay close to fp32: probabilities within a few hundredths.
+TEST_P(CudaNetwork, ReducedPrecisionStaysClose) {
+  const std::string config = GetParam();
+  auto reference = torch_backend("cuda", std::uint64_t{64} << 20, "fp32");
+  const std::string weights = reference->init_weights(config, 22);
+  reference->load(config, weights);
+  const EvalBatch batch = make_batch(128, 17);
+  const EvalBatchResult expected = reference->run(batch);
+  for (const char* precision : {"bf16", "fp16"}) {
+    SCOPED_TRACE(precision);
+    auto backend = torch_backend("cuda", std::uint64_t{64} << 20, precision);
+    backend->load(config, weights);
+    const EvalBatchResult r = backend->run(batch);
+    expect_valid(batch, r);
+    const double worst = max_difference(expected, r);
+    EXPECT_LT(worst, 0.05);
+    std::printf("[ %s ] %s vs fp32: max |difference| %.3g\n", config.c_str(), precision, worst);
+  }
+}
+
+// Threads run batches on their own streams at once; each gets its own answer.
+TEST_P(CudaNetwork, ConcurrentThreadsGetTheirOwnResults) {
+  const std::string config = GetParam();
+  auto backend = torch_backend("cuda", std::uint64_t{64} << 20, "fp32");
+  backend->load(config, backend->init_weights(config, 23));
+  std::vector<EvalBatch> batches;
+  std::vector<EvalBatchResult> expected;
+  for (unsigned t = 0; t < 4; ++t) {
+    batches.push_back(make_batch(64 + int(t), 400 + t));
+    expected.push_back(backend->run(batches.back()));
+  }
+  std::vector<double> worst(4, 0);
+  std::vector<std::thread> threads;
+  for (std::size_t t = 0; t < 4; ++t)
+    threads.emplace_back([&, t] {
+      for (int round = 0; round < 20; ++round)
+        worst[t] = std::max(worst[t], max_difference(expected[t], backend->run(batches[t])));
+    });
+  for (auto& t : threads) t.join();
+  for (double w : worst) EXPECT_LT(w, 1e-5);
+}
+
+INSTANTIATE_TEST_SUITE_P(SeedAndSmall, CudaNetwork, ::testing::Values(std::string("{}"), kSmall),
+                         [](const auto& info) { return info.param == "{}" ? std::string("Seed") : std::string("Small"); });
 
 TEST(TorchBackend, NothingLoaded) {
   auto backend = torch_backend("cpu");

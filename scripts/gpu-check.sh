@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# The GPU check: on a bare GPU machine, one call builds pgmate for this GPU against the
+# machine's CUDA LibTorch, runs every GPU test and the GPU benchmarks.
+#
+#   scripts/gpu-check.sh [--tests-only | --bench-only] [--quick]
+#
+# Needs: nvcc, cmake, a C++20 compiler, python3 with PyTorch (its C++ LibTorch is what the
+# worker builds against), and GoogleTest: Debian's package, or the sources that
+# `make gpu-bundle` puts in .gpu-bundle/ on a development machine (carried with the tree).
+# No PostgreSQL or libpqxx: the targets that need them are skipped.
+#
+# Results go to $OUT (default build-gpu/out): tests.log, bench.txt, build.log, summary.txt.
+# Exit status: 0 when every GPU test passed (a GPU test that skips on a GPU machine counts
+# as failed: it means the build or the device is not what it should be), 1 otherwise.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+BUILD=${BUILD:-$ROOT/build-gpu}
+OUT=${OUT:-$BUILD/out}
+mkdir -p "$OUT"
+run_tests=1 run_bench=1 quick=
+for a in "$@"; do
+  case $a in
+    --tests-only) run_bench= ;;
+    --bench-only) run_tests= ;;
+    --quick) quick=--quick ;;
+    *) echo "usage: $0 [--tests-only | --bench-only] [--quick]" >&2; exit 2 ;;
+  esac
+done
+summary=()
+note() { echo "gpu-check: $*"; summary+=("$*"); }
+t_start=$SECONDS
+
+# ---- 1. the machine
+nvidia-smi --query-gpu=name,compute_cap,driver_version,memory.total --format=csv,noheader 2>&1 | tee "$OUT/gpu.txt"
+arch=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -1 | tr -d ' .')
+[ -n "$arch" ] || { note "no GPU found by nvidia-smi"; exit 1; }
+torch_prefix=$(python3 -c 'import torch; print(torch.utils.cmake_prefix_path)' 2>/dev/null) ||
+  { note "python3 has no PyTorch: no CUDA LibTorch to build the worker against"; exit 1; }
+torch_version=$(python3 -c 'import torch; print(torch.__version__, "CUDA", torch.version.cuda)')
+nvcc_path=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
+echo "LibTorch: $torch_version at $torch_prefix; nvcc: $($nvcc_path --version | tail -1); sm_$arch" | tee -a "$OUT/gpu.txt"
+
+# ---- 2. build for this GPU
+gtest_args=()
+if [ -d "$ROOT/.gpu-bundle/googletest" ]; then
+  gtest_args=(-DPGMATE_GTEST_SOURCE="$ROOT/.gpu-bundle/googletest")
+fi
+generator=()
+command -v ninja >/dev/null && generator=(-G Ninja)
+t0=$SECONDS
+if ! { cmake -S . -B "$BUILD" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$torch_prefix" \
+         -DCMAKE_CUDA_COMPILER="$nvcc_path" -DCMAKE_CUDA_ARCHITECTURES="$arch" "${gtest_args[@]}" &&
+       cmake --build "$BUILD" -j "$(nproc)"; } >"$OUT/build.log" 2>&1; then
+  tail -40 "$OUT/build.log"
+  note "build failed (build.log)"
+  exit 1
+fi
+grep -E "^-- pgmate" "$OUT/build.log"
+note "built in $((SECONDS - t0)) s for sm_$arch against LibTorch $torch_version"
+bin=$BUILD/bin
+
+failed=0
+# ---- 3. the GPU tests
+if [ -n "$run_tests" ]; then
+  : >"$OUT/tests.log"
+  # One CUDA runtime in the worker: a static copy would export cuda* symbols that LibTorch's
+  # calls could bind to.
+  if exported=$(nm -D --defined-only "$bin/pgmate-worker" 2>/dev/null | grep -E ' cuda[A-Z]' | head -3) && [ -n "$exported" ]; then
+    note "FAIL pgmate-worker exports CUDA runtime symbols: $exported"
+    failed=1
+  else
+    note "ok   pgmate-worker exports no CUDA runtime symbols"
+  fi
+  gpu_test() {  # name, binary, gtest filter
+    local name=$1 exe=$2 filter=${3:-*} t=$SECONDS
+    if [ ! -x "$exe" ]; then
+      note "FAIL $name: $exe was not built"; failed=1; return
+    fi
+    echo "==== $name" >>"$OUT/tests.log"
+    "$exe" --gtest_filter="$filter" --gtest_color=no >>"$OUT/tests.log" 2>&1
+    local status=$?
+    local counts
+    counts=$(sed -n "/^==== $name\$/,\$p" "$OUT/tests.log" | grep -E '^\[  (PASSED|FAILED|SKIPPED) \] [0-9]+ test' | tr '\n' ' ')
+    if [ $status -ne 0 ]; then
+      note "FAIL $name ($((SECONDS - t)) s): $counts"; failed=1
+    elif echo "$counts" | grep -q SKIPPED; then
+      note "FAIL $name ($((SECONDS - t)) s): skipped on a GPU machine: $counts"; failed=1
+    else
+      note "ok   $name ($((SECONDS - t)) s): $counts"
+    fi
+  }
+  gpu_test "CUDA perft, legal moves and encoding" "$bin/cuda_perft_test"
+  gpu_test "network on CUDA against the CPU" "$bin/network_test" '*CudaNetwork*:TorchBackend.Devices'
+  gpu_test "pgmate-worker serving the GPU" "$bin/worker_gpu_test"
+  grep -E '^\[  FAILED  \]|Failure|error' "$OUT/tests.log" | head -40
+fi
+
+# ---- 4. the GPU benchmarks
+if [ -n "$run_bench" ]; then
+  t0=$SECONDS
+  python3 bench/gpu_bench --bin "$bin" --out "$OUT/bench.txt" $quick || note "the benchmark script failed"
+  note "benchmarks took $((SECONDS - t0)) s"
+fi
+
+note "total $((SECONDS - t_start)) s"
+printf '%s\n' "${summary[@]}" >"$OUT/summary.txt"
+echo "==== summary"
+cat "$OUT/summary.txt"
+exit $failed
