@@ -2,7 +2,12 @@
 # The GPU check: on a bare GPU machine, one call builds pgmate for this GPU against the
 # machine's CUDA LibTorch, runs every GPU test and the GPU benchmarks.
 #
-#   scripts/gpu-check.sh [--tests-only | --bench-only] [--quick]
+#   scripts/gpu-check.sh [--tests-only | --bench-only] [--quick] [--no-gpu]
+#
+# --no-gpu: a dry run on a development machine without a GPU: builds as on the bare image
+# (no libpqxx, GoogleTest from .gpu-bundle/, for sm_90, against PyTorch's LibTorch when
+# python3 has one, else Debian's), and checks that the GPU tests skip cleanly and the
+# benchmarks say why they cannot run.
 #
 # Needs: nvcc, cmake, a C++20 compiler, python3 with PyTorch (its C++ LibTorch is what the
 # worker builds against), and GoogleTest: Debian's package, or the sources that
@@ -18,13 +23,14 @@ ROOT=$PWD
 BUILD=${BUILD:-$ROOT/build-gpu}
 OUT=${OUT:-$BUILD/out}
 mkdir -p "$OUT"
-run_tests=1 run_bench=1 quick=
+run_tests=1 run_bench=1 quick= no_gpu=
 for a in "$@"; do
   case $a in
     --tests-only) run_bench= ;;
     --bench-only) run_tests= ;;
     --quick) quick=--quick ;;
-    *) echo "usage: $0 [--tests-only | --bench-only] [--quick]" >&2; exit 2 ;;
+    --no-gpu) no_gpu=1 ;;
+    *) echo "usage: $0 [--tests-only | --bench-only] [--quick] [--no-gpu]" >&2; exit 2 ;;
   esac
 done
 summary=()
@@ -32,14 +38,29 @@ note() { echo "gpu-check: $*"; summary+=("$*"); }
 t_start=$SECONDS
 
 # ---- 1. the machine
-nvidia-smi --query-gpu=name,compute_cap,driver_version,memory.total --format=csv,noheader 2>&1 | tee "$OUT/gpu.txt"
+nvidia-smi --query-gpu=name,compute_cap,driver_version,memory.total --format=csv,noheader >"$OUT/gpu.txt" 2>&1
+cat "$OUT/gpu.txt"
 arch=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -1 | tr -d ' .')
-[ -n "$arch" ] || { note "no GPU found by nvidia-smi"; exit 1; }
-torch_prefix=$(python3 -c 'import torch; print(torch.utils.cmake_prefix_path)' 2>/dev/null) ||
-  { note "python3 has no PyTorch: no CUDA LibTorch to build the worker against"; exit 1; }
-torch_version=$(python3 -c 'import torch; print(torch.__version__, "CUDA", torch.version.cuda)')
+extra_flags=()
+if [ -n "$no_gpu" ]; then
+  arch=${arch:-90}
+  extra_flags=(-DPGMATE_PQXX=OFF)  # as on the bare image
+  note "dry run without a GPU: GPU tests must skip, benchmarks must say why they cannot run"
+elif [ -z "$arch" ]; then
+  note "no GPU found by nvidia-smi (--no-gpu makes a dry run)"
+  exit 1
+fi
+torch_version=none
+if torch_prefix=$(python3 -c 'import torch; print(torch.utils.cmake_prefix_path)' 2>/dev/null); then
+  torch_version=$(python3 -c 'import torch; print(torch.__version__, "CUDA", torch.version.cuda)')
+  extra_flags+=(-DCMAKE_PREFIX_PATH="$torch_prefix")
+elif [ -z "$no_gpu" ]; then
+  note "python3 has no PyTorch: no CUDA LibTorch to build the worker against"
+  exit 1
+fi
 nvcc_path=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
-echo "LibTorch: $torch_version at $torch_prefix; nvcc: $($nvcc_path --version | tail -1); sm_$arch" | tee -a "$OUT/gpu.txt"
+[ -x "$nvcc_path" ] || { note "no nvcc found"; exit 1; }
+echo "LibTorch: $torch_version ${torch_prefix:-system LibTorch}; nvcc: $($nvcc_path --version | tail -1); sm_$arch" | tee -a "$OUT/gpu.txt"
 
 # ---- 2. build for this GPU
 gtest_args=()
@@ -49,7 +70,7 @@ fi
 generator=()
 command -v ninja >/dev/null && generator=(-G Ninja)
 t0=$SECONDS
-if ! { cmake -S . -B "$BUILD" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$torch_prefix" \
+if ! { cmake -S . -B "$BUILD" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release "${extra_flags[@]}" \
          -DCMAKE_CUDA_COMPILER="$nvcc_path" -DCMAKE_CUDA_ARCHITECTURES="$arch" "${gtest_args[@]}" &&
        cmake --build "$BUILD" -j "$(nproc)"; } >"$OUT/build.log" 2>&1; then
   tail -40 "$OUT/build.log"
@@ -84,6 +105,8 @@ if [ -n "$run_tests" ]; then
     counts=$(sed -n "/^==== $name\$/,\$p" "$OUT/tests.log" | grep -E '^\[  (PASSED|FAILED|SKIPPED) \] [0-9]+ test' | tr '\n' ' ')
     if [ $status -ne 0 ]; then
       note "FAIL $name ($((SECONDS - t)) s): $counts"; failed=1
+    elif [ -n "$no_gpu" ]; then
+      note "ok   $name ($((SECONDS - t)) s, no GPU): $counts"
     elif echo "$counts" | grep -q SKIPPED; then
       note "FAIL $name ($((SECONDS - t)) s): skipped on a GPU machine: $counts"; failed=1
     else

@@ -22,18 +22,32 @@ bool flag_set(const CancelFlag& f) { return f && f->load(std::memory_order_relax
 
 }  // namespace
 
-// A queued request and its results; touched only by its queue's batch thread once queued.
+// A queued request and its results. Its slices may be in batches of several evaluation
+// threads at once: each thread encodes and fills only its own slice's entries, and
+// `mutex` guards what they share (completed, finished, the done/fail call).
 struct Batcher::EvalTask {
   EvalJob job;
   std::vector<protocol::EvalResult> results;
+  std::mutex mutex;
   std::size_t completed = 0;
   bool finished = false;  // done or fail called
   bool is_cancelled() const { return flag_set(job.cancelled); }
+  bool is_finished() {
+    std::lock_guard lock(mutex);
+    return finished;
+  }
   void fail(ErrorCode code, const std::string& message) {
+    std::lock_guard lock(mutex);
     if (finished) return;
     finished = true;
     if (job.fail) job.fail(code, message);
   }
+};
+
+// What one evaluation thread reuses from batch to batch.
+struct Batcher::EvalBuffers {
+  EvalBatch batch;
+  std::vector<std::pair<EvalTask*, std::size_t>> where;  // batch position -> (task, input)
 };
 
 struct Batcher::LegalTask {
@@ -69,7 +83,9 @@ Batcher::Batcher(std::unique_ptr<EvalBackend> backend, BatcherConfig config)
                                  : std::min(8, int(std::thread::hardware_concurrency()) - 1);
   if (encode_threads > 0) encode_pool_ = std::make_unique<ThreadPool>(encode_threads);
   device_ = backend_->device();
-  eval_thread_ = std::thread([this] { eval_loop(); });
+  // On a GPU a second thread encodes the next batch while the first one's runs.
+  const int eval_threads = config_.eval_threads > 0 ? config_.eval_threads : device_.rfind("cuda", 0) == 0 ? 2 : 1;
+  for (int i = 0; i < eval_threads; ++i) eval_threads_.emplace_back([this] { eval_loop(); });
   legal_thread_ = std::thread([this] { legal_loop(); });
 }
 
@@ -126,7 +142,8 @@ void Batcher::stop() {
   }
   eval_queue_->stop();
   legal_queue_->stop();
-  if (eval_thread_.joinable()) eval_thread_.join();
+  for (auto& t : eval_threads_)
+    if (t.joinable()) t.join();
   if (legal_thread_.joinable()) legal_thread_.join();
   if (encode_pool_) encode_pool_->stop();
   for (auto& t : eval_queue_->drain()) t->fail(ErrorCode::kShuttingDown, "the worker is shutting down");
@@ -134,10 +151,11 @@ void Batcher::stop() {
 }
 
 void Batcher::eval_loop() {
+  EvalBuffers buffers;
   for (;;) {
     auto slices = eval_queue_->take(std::size_t(config_.max_batch), config_.deadline);
     if (slices.empty()) return;
-    run_eval_batch(slices);
+    run_eval_batch(slices, buffers);
   }
 }
 
@@ -149,27 +167,27 @@ void Batcher::legal_loop() {
   }
 }
 
-void Batcher::run_eval_batch(std::vector<BatchQueue<EvalTask>::Slice>& slices) {
+void Batcher::run_eval_batch(std::vector<BatchQueue<EvalTask>::Slice>& slices, EvalBuffers& buffers) {
   // Slices of tasks that already failed (in an earlier batch) take no place in this one.
-  std::erase_if(slices, [](const auto& s) { return s.task->finished; });
+  std::erase_if(slices, [](const auto& s) { return s.task->is_finished(); });
   // One backend run per network, in the order the networks first appear.
   std::vector<const LoadedNetwork*> networks;
   for (const auto& s : slices)
     if (std::find(networks.begin(), networks.end(), s.task->job.network.get()) == networks.end())
       networks.push_back(s.task->job.network.get());
   if (networks.size() <= 1) {
-    if (!slices.empty()) run_eval_group(slices);
+    if (!slices.empty()) run_eval_group(slices, buffers);
     return;
   }
   for (const LoadedNetwork* n : networks) {
     std::vector<BatchQueue<EvalTask>::Slice> group;
     for (const auto& s : slices)
       if (s.task->job.network.get() == n) group.push_back(s);
-    run_eval_group(group);
+    run_eval_group(group, buffers);
   }
 }
 
-void Batcher::run_eval_group(std::span<const BatchQueue<EvalTask>::Slice> slices) {
+void Batcher::run_eval_group(std::span<const BatchQueue<EvalTask>::Slice> slices, EvalBuffers& buffers) {
   const LoadedNetwork& network = *slices.front().task->job.network;
   std::size_t total = 0;
   for (const auto& s : slices) total += s.end - s.begin;
@@ -177,11 +195,11 @@ void Batcher::run_eval_group(std::span<const BatchQueue<EvalTask>::Slice> slices
 
   // Encode every position: planes, legal moves and their policy slots. Large batches are
   // encoded in parallel chunks; the buffers are reused from batch to batch.
-  EvalBatch& batch = batch_;
+  EvalBatch& batch = buffers.batch;
   batch.size = int(total);
   batch.planes.resize(total * kPlaneFloats);
   batch.legal_slots.resize(total);
-  std::vector<std::pair<EvalTask*, std::size_t>>& where = where_;
+  std::vector<std::pair<EvalTask*, std::size_t>>& where = buffers.where;
   where.clear();
   for (const auto& s : slices)
     for (std::size_t i = s.begin; i < s.end; ++i) where.emplace_back(s.task.get(), i);
@@ -250,8 +268,10 @@ void Batcher::run_eval_group(std::span<const BatchQueue<EvalTask>::Slice> slices
   for (const auto& s : slices) {
     EvalTask& t = *s.task;
     const std::size_t n = s.end - s.begin;
+    std::lock_guard task_lock(t.mutex);
     if (!t.finished && !error.empty()) {
-      t.fail(ErrorCode::kBackend, error);
+      t.finished = true;
+      if (t.job.fail) t.job.fail(ErrorCode::kBackend, error);
       ++failures;
     }
     if (t.finished) {

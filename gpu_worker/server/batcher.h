@@ -2,8 +2,8 @@
 // merged into batches, run when a batch is full (max_batch positions) or when the oldest
 // queued item has waited `deadline`; results are split back to each request.
 //
-// Evaluation batches run one at a time on their own thread; a batch that mixes networks
-// runs once per network. Networks are held by a NetworkCache (several at once, within a
+// Evaluation batches run on their own threads (two on a GPU, so that one batch is encoded
+// while another runs; one on the CPU); a batch that mixes networks runs once per network. Networks are held by a NetworkCache (several at once, within a
 // memory budget); a job carries the network it was submitted for, so a load or an eviction
 // meanwhile never changes or fails it. Legal-move batches run on a second thread on the
 // CPU. A request larger than a batch is split over several.
@@ -38,6 +38,7 @@ struct BatcherConfig {
   int max_batch = 1024;                       // positions per batch
   std::chrono::microseconds deadline{1000};   // since the first queued item
   int encode_threads = -1;  // helpers encoding large batches; -1: min(8, CPUs - 1); 0: none
+  int eval_threads = 0;     // batches in progress at once; 0: 2 on a CUDA backend, else 1
   std::size_t network_memory = std::size_t(2048) << 20;  // bytes the held networks may take
 };
 
@@ -206,10 +207,11 @@ class Batcher {
  private:
   struct EvalTask;
   struct LegalTask;
+  struct EvalBuffers;
   void eval_loop();
   void legal_loop();
-  void run_eval_batch(std::vector<BatchQueue<EvalTask>::Slice>& slices);
-  void run_eval_group(std::span<const BatchQueue<EvalTask>::Slice> slices);  // one network
+  void run_eval_batch(std::vector<BatchQueue<EvalTask>::Slice>& slices, EvalBuffers& buffers);
+  void run_eval_group(std::span<const BatchQueue<EvalTask>::Slice> slices, EvalBuffers& buffers);  // one network
   void run_legal_batch(std::vector<BatchQueue<LegalTask>::Slice>& slices);
 
   std::unique_ptr<EvalBackend> backend_;
@@ -220,8 +222,6 @@ class Batcher {
   std::string device_;
 
   std::unique_ptr<ThreadPool> encode_pool_;
-  EvalBatch batch_;  // reused by the evaluation thread
-  std::vector<std::pair<EvalTask*, std::size_t>> where_;  // batch position -> (task, input)
 
   std::unique_ptr<BatchQueue<EvalTask>> eval_queue_;
   std::unique_ptr<BatchQueue<LegalTask>> legal_queue_;
@@ -231,7 +231,8 @@ class Batcher {
   std::deque<std::pair<Clock::time_point, int>> recent_;  // finished eval batches: (time, positions)
 
   std::atomic<bool> stopped_{false};
-  std::thread eval_thread_, legal_thread_;
+  std::vector<std::thread> eval_threads_;
+  std::thread legal_thread_;
 };
 
 }  // namespace pgmate::worker

@@ -182,6 +182,34 @@ TEST(Batcher, SplitsLargeRequestsAtMaxBatch) {
   for (int s : f.state->sizes()) EXPECT_LE(s, 100);
 }
 
+// Two evaluation threads (a GPU's default): batches run at once, and a request split over
+// batches of both threads still gets each of its answers in its own place.
+TEST(Batcher, TwoEvaluationThreadsRunBatchesAtOnce) {
+  Fixture f({100, std::chrono::microseconds(1000), -1, 2});
+  f.state->delay_ms = 20;
+  const auto large = testing::random_histories(11, 1000);
+  std::vector<std::vector<std::vector<chess::Board>>> small;
+  for (int i = 0; i < 8; ++i) small.push_back(testing::random_histories(100 + i, 30 + i));
+  auto large_outcome = submit_eval(*f.batcher, large);
+  std::vector<std::future<Outcome>> small_outcomes;
+  for (const auto& inputs : small) small_outcomes.push_back(submit_eval(*f.batcher, inputs));
+  Outcome o = large_outcome.get();
+  ASSERT_TRUE(o.ok) << o.error;
+  expect_results(large, o.results);
+  for (std::size_t i = 0; i < small.size(); ++i) {
+    Outcome s = small_outcomes[i].get();
+    ASSERT_TRUE(s.ok) << s.error;
+    expect_results(small[i], s.results);
+  }
+  EXPECT_EQ(f.state->most_running.load(), 2);
+  for (int size : f.state->sizes()) EXPECT_LE(size, 100);
+
+  Fixture one({100, std::chrono::microseconds(1000), -1, 1});
+  one.state->delay_ms = 5;
+  ASSERT_TRUE(submit_eval(*one.batcher, large).get().ok);
+  EXPECT_EQ(one.state->most_running.load(), 1);
+}
+
 TEST(Batcher, FullBatchRunsWithoutWaitingForTheDeadline) {
   Fixture f({8, std::chrono::microseconds(10'000'000)});
   const auto t0 = Clock::now();

@@ -54,6 +54,7 @@ struct FakeState {
   std::vector<int> batch_sizes;
   std::atomic<int> delay_ms{0};
   std::atomic<int> runs{0};
+  std::atomic<int> running{0}, most_running{0};  // runs in progress at once
   std::atomic<bool> fail_runs{false};
   // Spoils the last answer of each batch: 1 a NaN win, 2 an infinite prior, 3 a WDL summing to 1.5.
   std::atomic<int> spoil{0};
@@ -106,6 +107,13 @@ class FakeBackend : public EvalBackend {
       state_->batch_networks.push_back(network.config_json());
     }
     ++state_->runs;
+    const int now_running = ++state_->running;
+    for (int most = state_->most_running.load(); now_running > most;)
+      if (state_->most_running.compare_exchange_weak(most, now_running)) break;
+    struct Leave {
+      std::atomic<int>& running;
+      ~Leave() { --running; }
+    } leave{state_->running};
     if (int d = state_->delay_ms.load()) std::this_thread::sleep_for(std::chrono::milliseconds(d));
     if (state_->fail_runs) throw std::runtime_error("fake failure");
     if (batch.planes.size() != std::size_t(batch.size) * kPlaneFloats || batch.legal_slots.size() != std::size_t(batch.size))
