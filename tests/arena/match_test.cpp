@@ -1,0 +1,229 @@
+// Arena: player specs, matches between random, pure MCTS and UCI engines (Stockfish and
+// misbehaving fakes), openings.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <stdexcept>
+#include <string>
+
+#include "arena/match.h"
+#include "arena/openings.h"
+#include "arena/player_spec.h"
+#include "arena/uci_engine.h"
+#include "chess/fen.h"
+#include "chess/game.h"
+#include "chess/notation.h"
+
+namespace pgmate::arena {
+namespace {
+
+const std::string kFakeEngine = std::string(PGMATE_TEST_SOURCE_DIR) + "/arena/fake_uci.sh";
+const std::string kStockfish = "/usr/games/stockfish";
+
+std::string spec_error(const std::string& text) {
+  try {
+    parse_player_spec(text);
+  } catch (const std::invalid_argument& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(PlayerSpec, ShorthandAndJsonAgree) {
+  EXPECT_EQ(to_json(parse_player_spec("mcts:200")), to_json(parse_player_spec(R"({"type": "mcts", "simulations": 200})")));
+  EXPECT_EQ(to_json(parse_player_spec("net:3:100:c_puct=2")),
+            to_json(parse_player_spec(R"({"type":"net","network":3,"simulations":100,"c_puct":2})")));
+  EXPECT_EQ(to_json(parse_player_spec("uci:/usr/games/stockfish:nodes=1000,Skill Level=0")),
+            to_json(parse_player_spec(R"({"type":"uci","command":"/usr/games/stockfish","nodes":1000,"Skill Level":0})")));
+  EXPECT_EQ(to_json(parse_player_spec("random")), R"({"type": "random"})");
+  // Resolved: every search setting is spelled out, noise off and temperature 0 by default.
+  EXPECT_EQ(to_json(parse_player_spec("mcts:200")),
+            R"({"type": "mcts", "simulations": 200, "c_puct": 1.5, "fpu_reduction": 0.25, "fpu_reduction_root": 0.25, )"
+            R"("noise": false, "temperature": 0, "temperature_plies": 0})");
+  EXPECT_EQ(to_json(parse_player_spec("uci:sf")), R"({"type": "uci", "command": "sf", "movetime": 100})");
+  for (const char* text : {"random", "mcts:200", "net:3:1:temperature=1,temperature_plies=8", "uci:sf:depth=3,Hash=16"}) {
+    SCOPED_TRACE(text);
+    const std::string json = to_json(parse_player_spec(text));
+    EXPECT_EQ(to_json(parse_player_spec(json)), json);  // the stored form reads back as itself
+  }
+  EXPECT_EQ(display_name(parse_player_spec("net:3:100:c_puct=2")), "net:3:100:c_puct=2");
+  EXPECT_EQ(display_name(parse_player_spec("uci:/usr/games/stockfish:nodes=1000,Skill Level=0")),
+            "uci:stockfish:nodes=1000,Skill Level=0");
+  EXPECT_EQ(display_name(parse_player_spec("mcts:50")), "mcts:50");
+}
+
+TEST(PlayerSpec, BadSpecsNameTheProblem) {
+  EXPECT_NE(spec_error("mcts:x").find("simulations"), std::string::npos) << spec_error("mcts:x");
+  EXPECT_NE(spec_error("mcts:x").find("\"mcts:x\""), std::string::npos);
+  EXPECT_NE(spec_error("mcts").find("needs \"simulations\""), std::string::npos) << spec_error("mcts");
+  EXPECT_NE(spec_error("net:0:10").find("network"), std::string::npos);
+  EXPECT_NE(spec_error("net:3").find("simulations"), std::string::npos);
+  EXPECT_NE(spec_error("mcts:10:depth=3").find("unknown key \"depth\""), std::string::npos) << spec_error("mcts:10:depth=3");
+  EXPECT_NE(spec_error("mcts:10:c_puct=-1").find("c_puct"), std::string::npos);
+  EXPECT_NE(spec_error("random:3").find("no settings"), std::string::npos);
+  EXPECT_NE(spec_error("alphazero").find("unknown player"), std::string::npos);
+  EXPECT_NE(spec_error("uci:").find("needs \"command\""), std::string::npos) << spec_error("uci:");
+  EXPECT_NE(spec_error(R"({"type": "uci", "command": "  "})").find("empty"), std::string::npos);
+  EXPECT_NE(spec_error("uci:sf:nodes=0").find("nodes"), std::string::npos);
+  EXPECT_NE(spec_error("uci:sf:Hash").find("KEY=VALUE"), std::string::npos);
+  EXPECT_NE(spec_error(R"({"type": "uci"})").find("command"), std::string::npos);
+  EXPECT_NE(spec_error(R"({"simulations": 3})").find("\"type\" is missing"), std::string::npos);
+  EXPECT_NE(spec_error(R"({"type": "mcts", "simulations": {"a": 1}})").find("nested"), std::string::npos);
+}
+
+std::vector<std::int64_t> first(int n) {
+  std::vector<std::int64_t> v;
+  for (int i = 0; i < n; ++i) v.push_back(i);
+  return v;
+}
+
+// Plays a match and checks every game: legal moves from the opening, a result that the
+// final position or the termination explains, colours alternating within pairs.
+std::vector<MatchGame> play(const std::string& a, const std::string& b, int games, MatchConfig config = {},
+                            std::vector<Opening> openings = start_position_opening()) {
+  MatchRunner runner(config, parse_player_spec(a), parse_player_spec(b), openings);
+  std::vector<MatchGame> out;
+  runner.run(first(games), [&](MatchGame& g) { out.push_back(g); });
+  EXPECT_EQ(int(out.size()), games);
+  EXPECT_EQ(runner.stats().games_done, games);
+  for (const MatchGame& g : out) {
+    SCOPED_TRACE("game " + std::to_string(g.index) + ": " + g.termination);
+    EXPECT_EQ(g.pair, g.index / 2);
+    EXPECT_EQ(g.a_white, g.index % 2 == 0);
+    chess::Game replay(g.start);
+    bool legal = true;
+    for (chess::Move m : g.moves) {
+      legal = chess::is_legal(replay.board(), m);
+      EXPECT_TRUE(legal) << chess::to_uci(m);
+      if (!legal) break;
+      replay.play(m);
+    }
+    if (!legal) continue;
+    const chess::GameStatus status = replay.status();
+    if (g.termination == "max_plies") {
+      EXPECT_EQ(g.result, "1/2-1/2");
+      EXPECT_EQ(int(g.moves.size()), config.max_plies);
+    } else if (g.termination.rfind("forfeit", 0) != 0 && g.termination != "resignation") {
+      EXPECT_EQ(g.termination, chess::status_name(status));
+      if (status == chess::GameStatus::kCheckmate)
+        EXPECT_EQ(g.result, replay.board().side == chess::kWhite ? "0-1" : "1-0");
+      else
+        EXPECT_EQ(g.result, "1/2-1/2");
+    }
+  }
+  return out;
+}
+
+double a_score(const std::vector<MatchGame>& games) {
+  double s = 0;
+  for (const auto& g : games) s += g.a_score();
+  return s;
+}
+
+TEST(Match, RandomAgainstRandomPlaysLegalPairedGames) {
+  MatchConfig config;
+  config.parallel = 5;
+  config.max_plies = 120;
+  config.seed = 3;
+  const auto games = play("random", "random", 12, config);
+  // Seeded: the same match again is the same games.
+  MatchRunner again(config, parse_player_spec("random"), parse_player_spec("random"), start_position_opening());
+  std::map<std::int64_t, std::vector<chess::Move>> moves;
+  again.run(first(12), [&](MatchGame& g) { moves[g.index] = g.moves; });
+  for (const auto& g : games) EXPECT_EQ(moves[g.index], g.moves);
+}
+
+TEST(Match, OpeningsArePlayedTwiceWithColoursSwapped) {
+  const std::string pgn = "[ECO \"C20\"]\n[Opening \"King's pawn\"]\n\n1. e4 e5 *\n\n[ECO \"A40\"]\n\n1. d4 *\n";
+  auto openings = parse_pgn_openings(pgn);
+  ASSERT_EQ(openings.size(), 2u);
+  EXPECT_EQ(openings[0].name, "C20 King's pawn");
+  MatchConfig config;
+  config.max_plies = 40;
+  const auto games = play("random", "random", 8, config, openings);
+  for (const auto& g : games) {
+    const Opening& o = openings[std::size_t(g.pair) % 2];
+    EXPECT_EQ(g.opening, o.name);
+    ASSERT_GE(g.moves.size(), o.moves.size());
+    EXPECT_TRUE(std::equal(o.moves.begin(), o.moves.end(), g.moves.begin()));
+    EXPECT_EQ(g.opening_plies, int(o.moves.size()));
+  }
+  const auto epd = parse_epd_openings(
+      "# two lines\nrnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - id \"e4\";\n\n8/8/8/8/8/8/k7/7K w - -\n");
+  ASSERT_EQ(epd.size(), 2u);
+  EXPECT_EQ(epd[0].name, "e4");
+  EXPECT_EQ(epd[1].name, "line 4");
+  EXPECT_THROW(parse_epd_openings("not a fen at all\n"), std::invalid_argument);
+  auto shuffled = epd;
+  shuffle_openings(shuffled, 1);
+  EXPECT_EQ(shuffled.size(), 2u);
+}
+
+TEST(Match, PureMctsBeatsRandom) {
+  MatchConfig config;
+  config.parallel = 8;
+  config.max_plies = 200;
+  const auto games = play("mcts:100", "random", 8, config);
+  EXPECT_GE(a_score(games), 6.5) << "mcts:100 should beat random";
+}
+
+bool have_stockfish() { return std::filesystem::exists(kStockfish); }
+
+TEST(Match, StockfishBeatsRandomAndSpeaksUci) {
+  if (!have_stockfish()) GTEST_SKIP() << kStockfish << " is not installed";
+  MatchConfig config;
+  config.parallel = 2;
+  config.max_plies = 300;
+  const auto games = play("uci:" + kStockfish + ":nodes=2000", "random", 4, config);
+  EXPECT_EQ(a_score(games), 4.0);
+  for (const auto& g : games) EXPECT_EQ(g.termination, "checkmate");
+}
+
+TEST(Match, MisbehavingEnginesForfeit) {
+  MatchConfig config;
+  config.parallel = 2;
+  config.max_plies = 60;
+  config.uci_move_deadline = std::chrono::milliseconds(300);
+  for (const char* mode : {"illegal", "hang", "die"}) {
+    SCOPED_TRACE(mode);
+    const auto t0 = std::chrono::steady_clock::now();
+    const auto games = play("uci:/bin/sh " + kFakeEngine + " " + mode, "random", 2, config);
+    EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(20));
+    for (const auto& g : games) {
+      EXPECT_EQ(g.termination.rfind("forfeit: ", 0), 0u) << g.termination;
+      EXPECT_EQ(g.a_score(), 0.0);
+      std::printf("%s: %s\n", mode, g.termination.c_str());
+    }
+  }
+}
+
+TEST(Match, EnginesThatCannotStartFailTheMatchClearly) {
+  MatchConfig config;
+  config.uci_start_timeout = std::chrono::milliseconds(1000);
+  const auto error_of = [&](const std::string& spec) -> std::string {
+    try {
+      MatchRunner runner(config, parse_player_spec(spec), parse_player_spec("random"), start_position_opening());
+      runner.run(first(2), [](MatchGame&) {});
+    } catch (const UciError& e) {
+      return e.what();
+    }
+    return "";
+  };
+  EXPECT_NE(error_of("uci:/nonexistent/engine").find("cannot be started"), std::string::npos)
+      << error_of("uci:/nonexistent/engine");
+  const auto t0 = std::chrono::steady_clock::now();
+  const std::string mute = error_of("uci:/bin/sh " + kFakeEngine + " mute");
+  EXPECT_NE(mute.find("did not answer \"uci\""), std::string::npos) << mute;
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(30));
+  EXPECT_NE(error_of("uci:/bin/false").find("exited"), std::string::npos) << error_of("uci:/bin/false");
+  EXPECT_THROW(MatchRunner(config, parse_player_spec("net:1:10"), parse_player_spec("random"), start_position_opening()),
+               std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace pgmate::arena
