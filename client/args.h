@@ -13,6 +13,13 @@ class UsageError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// A command or option this pgmate was built without (libpqxx): main() prints it without
+// the usage line and exits 2.
+class NotBuiltIn : public std::runtime_error {
+ public:
+  explicit NotBuiltIn(const std::string& what) : std::runtime_error("this pgmate was built without libpqxx: " + what) {}
+};
+
 // Parses a whole non-negative number or throws UsageError naming the option.
 int parse_count(const std::string& text, const std::string& option, int min, int max);
 

@@ -15,8 +15,11 @@ int play_command(const std::vector<std::string>& args);
 
 extern const char* const kPerftUsage;
 extern const char* const kMovesUsage;
-extern const char* const kImportUsage;
 extern const char* const kSelfplayUsage;
 extern const char* const kPlayUsage;
+// Here rather than in import_command.cpp, which is built only with libpqxx.
+inline constexpr const char* kImportUsage =
+    "pgmate import [--db CONNINFO] [--on-error fail|skip] [--batch N] FILE.pgn|-\n"
+    "         pgmate import --openings [--db CONNINFO] [FILE]";
 
 }  // namespace pgmate::cli

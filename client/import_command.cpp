@@ -30,10 +30,6 @@
 
 namespace pgmate::cli {
 
-const char* const kImportUsage =
-    "pgmate import [--db CONNINFO] [--on-error fail|skip] [--batch N] FILE.pgn|-\n"
-    "         pgmate import --openings [--db CONNINFO] [FILE]";
-
 namespace {
 
 // A COPY field: text, or NULL.

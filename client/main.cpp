@@ -16,6 +16,9 @@ void print_help(std::ostream& out) {
       << "  " << pgmate::cli::kImportUsage << "\n"
       << "  " << pgmate::cli::kSelfplayUsage << "\n"
       << "  " << pgmate::cli::kPlayUsage << "\n"
+#ifndef PGMATE_HAVE_PQXX
+      << "\nThis pgmate was built without libpqxx: import and selfplay --db are not available.\n"
+#endif
       << "\nFEN may be given as one quoted argument or as separate fields; 'startpos' is the start position.\n";
 }
 
@@ -44,6 +47,9 @@ int main(int argc, char** argv) {
     return 2;
   } catch (const UsageError& e) {
     std::cerr << "pgmate " << command << ": " << e.what() << "\nusage: " << usage << "\n";
+    return 2;
+  } catch (const NotBuiltIn& e) {
+    std::cerr << "pgmate " << command << ": " << e.what() << "\n";
     return 2;
   } catch (const pgmate::chess::ParseError& e) {
     std::cerr << "pgmate " << command << ": " << e.what() << "\n";

@@ -1,49 +1,55 @@
-// pgmate selfplay: many self-play games at once (mcts::SelfPlayRunner), each finished game
-// stored in one transaction: its pgmate.games row, then one pgmate.selfplay_positions row
-// per searched position, then COMMIT. A client killed at any moment leaves whole games
-// only; rerunning the same command continues the run (--run) up to --games.
+// pgmate selfplay: many self-play games at once (mcts::SelfPlayRunner). Each finished game
+// goes to PostgreSQL (--db: one transaction per game, see selfplay_store.h; rerunning the
+// same command continues the run --run up to --games) or to a PGN file (--pgn: no run
+// state, --games N games from --seed, each written whole as it finishes).
 #include <unistd.h>
 
 #include <algorithm>
-#include <array>
+#include <cerrno>
 #include <charconv>
 #include <chrono>
 #include <csignal>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <ctime>
 #include <iostream>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "args.h"
-#include "chess/fen.h"
-#include "chess/notation.h"
+#include "chess/pgn.h"
 #include "client/worker_client.h"
 #include "client/worker_evaluator.h"
 #include "commands.h"
-#include "db.h"
+#include "common/sha256.h"
 #include "mcts/random.h"
 #include "mcts/rollout_evaluator.h"
 #include "mcts/selfplay.h"
+#include "nn/network_config.h"
+#include "selfplay_store.h"
 
 namespace pgmate::cli {
 
 const char* const kSelfplayUsage =
-    "pgmate selfplay [--db CONNINFO] --games N [--parallel P] [--simulations S] [--network ID]\n"
-    "             [--worker ADDRESS] [--run NAME] [--seed N] [--leaves-per-game K] [--max-plies M]\n"
-    "             [--option NAME=VALUE ...] [--quiet]";
+    "pgmate selfplay --db CONNINFO|--pgn FILE|- --games N [--parallel P] [--simulations S]\n"
+    "             [--network ID | --network-config JSON [--network-seed N]] [--worker ADDRESS]\n"
+    "             [--run NAME] [--seed N] [--leaves-per-game K] [--max-plies M]\n"
+    "             [--option NAME=VALUE ...] [--quiet]\n"
+    "           (exactly one of --db and --pgn; --network ID needs --db, --network-config needs --worker)";
 
 namespace {
 
 using Clock = std::chrono::steady_clock;
 
 // Ctrl-C: the first one stops at the next evaluation round with a summary (the game being
-// stored is either committed or rolled back by the server); a second one kills.
+// stored is either committed or rolled back by the server, or written whole); a second
+// one kills.
 volatile std::sig_atomic_t g_interrupted = 0;
 extern "C" void on_sigint(int) {
   g_interrupted = 1;
@@ -69,15 +75,7 @@ std::string fixed(double v, int decimals) {
   return buf;
 }
 
-// Test hook: PGMATE_SELFPLAY_STALL_MS=N sleeps N ms after a game's row is inserted and
-// before its positions and the commit, so tests can kill the client inside the
-// transaction (it shows as 'idle in transaction' in pg_stat_activity meanwhile).
-int stall_ms() {
-  const char* s = std::getenv("PGMATE_SELFPLAY_STALL_MS");
-  return s && *s ? parse_count(s, "PGMATE_SELFPLAY_STALL_MS", 0, 3600000) : 0;
-}
-
-// Games counted per result, as stored.
+// Games counted per result, as stored or written.
 struct Tally {
   std::int64_t stored = 0, white = 0, draws = 0, black = 0;
   void add(const std::string& result) {
@@ -118,137 +116,98 @@ class SelfPlayProgress {
   Clock::time_point last_draw_;
 };
 
-// The network's key (database, id, SHA-256 of the weights): read at start, and the run
-// uses that version throughout. Its weights (tens of MB) are read only when the worker
-// does not hold the network.
-worker::NetworkKey network_key(pqxx::connection& conn, std::int64_t id) {
-  require_table(conn, "pgmate.networks");
-  pqxx::nontransaction tx(conn);
-  const pqxx::result r = tx.exec_params(
-      "SELECT (SELECT oid FROM pg_database WHERE datname = current_database())::bigint, weights_sha256 "
-      "FROM pgmate.networks WHERE id = $1",
-      id);
-  if (r.empty())
-    throw UsageError("no network with id " + std::to_string(id) +
-                     " in pgmate.networks (SELECT id, name FROM pgmate.networks lists them)");
+// Finished games as PGN, one after another with a blank line between, each written and
+// flushed whole as it finishes: a killed run leaves whole games, but for the one being
+// written.
+class PgnOutput {
+ public:
+  explicit PgnOutput(const std::string& path) : name_(path == "-" ? "standard output" : path) {
+    if (path == "-") {
+      file_ = stdout;
+    } else {
+      file_ = std::fopen(path.c_str(), "w");
+      if (!file_) throw UsageError("cannot write --pgn " + path + ": " + std::strerror(errno));
+      owned_ = true;
+    }
+  }
+  ~PgnOutput() {
+    if (owned_) std::fclose(file_);
+  }
+  PgnOutput(const PgnOutput&) = delete;
+  PgnOutput& operator=(const PgnOutput&) = delete;
+
+  const std::string& name() const { return name_; }
+  void write(const std::string& game) {
+    const std::string text = (written_ ? "\n" : "") + game;
+    if (std::fwrite(text.data(), 1, text.size(), file_) != text.size() || std::fflush(file_) != 0)
+      throw std::runtime_error("cannot write the games to " + name_ + ": " + std::strerror(errno));
+    ++written_;
+  }
+
+ private:
+  std::string name_;
+  std::FILE* file_ = nullptr;
+  bool owned_ = false;
+  std::int64_t written_ = 0;
+};
+
+std::string host_name() {
+  char buf[256] = {};
+  if (gethostname(buf, sizeof buf - 1) != 0 || !buf[0]) return "?";
+  return buf;
+}
+
+// A game as --pgn writes it. The players are named as in pgmate.games; PgmateSelfplay holds
+// the games.selfplay jsonb less the seconds taken, so a seed gives the same text every time.
+std::string game_pgn(const mcts::FinishedGame& game, const mcts::SelfPlayConfig& config, const std::string& evaluator,
+                     const std::string& run, const std::string& site, const std::string& date) {
+  const std::string player = "pgmate " + evaluator;
+  const chess::PgnTags tags = {
+      {"Event", "pgmate self-play"},
+      {"Site", site},
+      {"Date", date},
+      {"Round", std::to_string(game.index + 1)},
+      {"White", player},
+      {"Black", player},
+      {"Termination", game.termination},
+      {"PgmateSelfplay", mcts::game_parameters_json(config, game, evaluator, run, mcts::GameSeconds::kOmit)}};
+  return chess::to_pgn(tags, game.start, game.moves, game.result);
+}
+
+// A network with no pgmate.networks row (--network-config) is keyed like a row: database 0
+// (no database has oid 0, so the key never meets a stored network's on a shared worker),
+// id 1, and the SHA-256 of its weights.
+worker::NetworkKey unstored_network_key(const std::string& weights) {
   worker::NetworkKey key;
-  key.database = static_cast<std::uint32_t>(r[0][0].as<std::int64_t>());
-  key.id = id;
-  const pqxx::binarystring sha256(r[0][1]);
-  if (sha256.size() != key.sha256.size()) throw std::runtime_error("network " + std::to_string(id) + " has no weights_sha256");
-  std::copy(sha256.begin(), sha256.end(), key.sha256.begin());
+  key.database = 0;
+  key.id = 1;
+  key.sha256 = sha256(weights);
   return key;
 }
 
-void load_network(pqxx::connection& conn, worker::WorkerClient& client, const worker::NetworkKey& key) {
-  pqxx::nontransaction tx(conn);
-  const pqxx::result r =
-      tx.exec_params("SELECT config::text, weights, weights_sha256 FROM pgmate.networks WHERE id = $1", key.id);
-  if (r.empty()) throw std::runtime_error("network " + std::to_string(key.id) + " was deleted from pgmate.networks");
-  const pqxx::binarystring weights(r[0][1]), sha256(r[0][2]);
-  if (sha256.str() != std::string(key.sha256.begin(), key.sha256.end()))
-    throw std::runtime_error("network " + std::to_string(key.id) + " changed while in use (its weights were updated)");
-  client.load_network(key, r[0][0].as<std::string>(), weights.str());
-}
-
-constexpr const char* kWorkerHint =
-    "pass --worker with the worker's Unix socket (e.g. --worker /path/to/pgdata/pgmate_worker.sock) "
-    "or tcp://HOST:PORT";
-
-// The worker's address as the server knows it: pgmate.worker_socket, else the socket in
-// the data directory (readable by superusers and pg_read_all_settings members only).
-std::string server_worker_address(pqxx::connection& conn) {
-  pqxx::nontransaction tx(conn);
-  const pqxx::result r = tx.exec("SELECT current_setting('pgmate.worker_socket', true)");
-  if (!r[0][0].is_null() && !r[0][0].as<std::string>().empty()) return r[0][0].as<std::string>();
+std::unique_ptr<worker::WorkerClient> connect_worker(const std::string& address) {
+  worker::ClientOptions co;
+  co.address = address;
+  if (const char* token = std::getenv("PGMATE_WORKER_TOKEN")) co.token = token;  // TCP workers need it
+  co.poll = [] { stop_if_interrupted(); };
   try {
-    return tx.exec("SELECT current_setting('data_directory') || '/pgmate_worker.sock'")[0][0].as<std::string>();
-  } catch (const pqxx::sql_error& e) {
-    throw std::runtime_error("cannot find the worker's socket: pgmate.worker_socket is not set and the server's "
-                             "data_directory cannot be read (" + db_message(e) + "); " + kWorkerHint);
+    return std::make_unique<worker::WorkerClient>(co);
+  } catch (const worker::WorkerUnavailable& e) {
+    throw std::runtime_error("cannot reach pgmate-worker at " + address + ": " + e.what() + "; " + kWorkerHint);
   }
-}
-
-// Games already stored for the run, and the index the next game gets. Games finish out of
-// order, so an interrupted run may have stored indexes 0 and 2 but not 1: going on from
-// the highest stored index + 1 (not from the count) never plays a seed twice.
-struct RunState {
-  std::int64_t stored = 0;
-  std::int64_t next_index = 0;
-};
-
-// Two clients on one run would both take the next indexes and play the same seeds: the
-// first holds a session advisory lock on the run name (the server drops it when the
-// client exits or is killed), a second one stops. It waits a few seconds first, so a
-// restart right after a kill does not race the server noticing the dead connection.
-void lock_run(pqxx::connection& conn, const std::string& run) {
-  pqxx::nontransaction tx(conn);
-  const auto deadline = Clock::now() + std::chrono::seconds(5);
-  while (!tx.exec_params("SELECT pg_try_advisory_lock(hashtextextended('pgmate selfplay ' || $1, 0))", run)[0][0]
-              .as<bool>()) {
-    if (Clock::now() > deadline)
-      throw std::runtime_error("run " + run + " is being played by another pgmate selfplay client; wait for it, or "
-                               "choose another --run");
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-}
-
-RunState run_state(pqxx::connection& conn, const std::string& run) {
-  pqxx::nontransaction tx(conn);
-  const pqxx::result r = tx.exec_params(
-      "SELECT count(*), coalesce(max((selfplay->>'index')::bigint) + 1, 0) FROM pgmate.games "
-      "WHERE source = 'selfplay' AND selfplay->>'run' = $1",
-      run);
-  RunState s;
-  s.stored = r[0][0].as<std::int64_t>();
-  s.next_index = std::max(s.stored, r[0][1].as<std::int64_t>());
-  return s;
-}
-
-const std::vector<std::string> kPositionColumns = {"game_id", "ply",    "board",  "moves",  "visits",
-                                                   "priors",  "value",  "played", "policy", "repetitions"};
-
-// One game in one transaction: a kill or a failure at any point leaves nothing of it.
-void store_game(pqxx::connection& conn, const mcts::FinishedGame& game, const mcts::SelfPlayConfig& config,
-                const std::string& evaluator, std::int64_t network_id, const std::string& run,
-                const std::string& date, int stall) {
-  pqxx::work tx(conn, "pgmate_selfplay");
-  const std::string player = "pgmate " + evaluator;
-  const pqxx::result r = tx.exec_params(
-      "INSERT INTO pgmate.games (source, event, date, round, white, black, result, termination, start, moves, "
-      "network_id, selfplay) "
-      "VALUES ('selfplay', 'pgmate self-play', $1, $2, $3, $3, $4, $5, $6, $7, NULLIF($8::bigint, 0), $9) "
-      "RETURNING id",
-      date, std::to_string(game.index + 1), player, game.result, game.termination, chess::to_fen(game.start),
-      uci_array(game.moves), network_id, mcts::game_parameters_json(config, game, evaluator, run));
-  const std::string game_id = r[0][0].as<std::string>();
-  if (stall > 0) std::this_thread::sleep_for(std::chrono::milliseconds(stall));
-  {
-    pqxx::stream_to copy(tx, "pgmate.selfplay_positions", kPositionColumns);
-    for (size_t ply = 0; ply < game.plies.size(); ++ply) {
-      const mcts::PlyRecord& p = game.plies[ply];
-      copy << std::array<std::string, 10>{game_id,
-                                         std::to_string(ply),
-                                         chess::to_fen(p.board),
-                                         uci_array(p.moves),
-                                         int_array(p.visits),
-                                         real_array(p.priors),
-                                         float_text(p.value),
-                                         chess::to_uci(p.played),
-                                         real_array(p.policy),
-                                         std::to_string(p.repetitions)};
-    }
-    copy.complete();
-  }
-  tx.commit();
 }
 
 struct Options {
-  std::string conninfo, worker_address, run = "selfplay";
+  std::string conninfo, pgn_path, worker_address, run = "selfplay";
+  bool use_db = false;  // --db given (an empty conninfo is libpq's environment)
   std::int64_t games = -1;
-  std::int64_t network_id = 0;  // 0: pure MCTS
+  std::int64_t network_id = 0;                // a pgmate.networks row (--db); 0: none
+  std::optional<std::string> network_config;  // random weights (no database), as nn::to_json writes it
+  std::optional<std::uint64_t> network_seed;
   bool quiet = false;
   mcts::SelfPlayConfig config;
+
+  bool uses_network() const { return network_id != 0 || network_config.has_value(); }
 };
 
 std::int64_t parse_id(const std::string& text, const std::string& option) {
@@ -257,6 +216,25 @@ std::int64_t parse_id(const std::string& text, const std::string& option) {
   if (text.empty() || ec != std::errc() || ptr != text.data() + text.size() || value < 1)
     throw UsageError(option + " must be a network id (a whole number from 1), not \"" + text + "\"");
   return value;
+}
+
+std::uint64_t parse_seed(const std::string& text, const std::string& option) {
+  std::uint64_t value = 0;
+  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (text.empty() || ec != std::errc() || ptr != text.data() + text.size())
+    throw UsageError(option + " must be an unsigned 64-bit integer, not \"" + text + "\"");
+  return value;
+}
+
+// Checked here, before the worker is asked for weights, and written the one way (the
+// worker keeps what it is given as the network's config).
+std::string checked_network_config(const std::string& text) {
+  try {
+    return worker::nn::to_json(worker::nn::parse_network_config(text));
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(std::string("--network-config: ") + e.what() +
+                     " (a JSON object such as '{\"filters\":128,\"blocks\":8}')");
+  }
 }
 
 Options parse_options(const std::vector<std::string>& args) {
@@ -270,13 +248,15 @@ Options parse_options(const std::vector<std::string>& args) {
       throw UsageError(e.what());
     }
   };
+  bool pgn = false;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
     auto value = [&]() -> const std::string& {
       if (i + 1 >= args.size()) throw UsageError(a + " needs a value");
       return args[++i];
     };
-    if (a == "--db") o.conninfo = value();
+    if (a == "--db") o.conninfo = value(), o.use_db = true;
+    else if (a == "--pgn") o.pgn_path = value(), pgn = true;
     else if (a == "--games") o.games = parse_count(value(), "--games", 1, 1000000000);
     else if (a == "--parallel") set("parallel", value());
     else if (a == "--simulations") set("simulations", value());
@@ -284,6 +264,8 @@ Options parse_options(const std::vector<std::string>& args) {
     else if (a == "--leaves-per-game") set("leaves_per_game", value());
     else if (a == "--max-plies") set("max_plies", value());
     else if (a == "--network") o.network_id = parse_id(value(), "--network");
+    else if (a == "--network-config") o.network_config = checked_network_config(value());
+    else if (a == "--network-seed") o.network_seed = parse_seed(value(), "--network-seed");
     else if (a == "--worker") o.worker_address = value();
     else if (a == "--run") o.run = value();
     else if (a == "--quiet") o.quiet = true;
@@ -295,48 +277,75 @@ Options parse_options(const std::vector<std::string>& args) {
     } else if (a.size() > 1 && a[0] == '-') throw UsageError("unknown option " + a);
     else throw UsageError("unexpected argument \"" + a + "\"");
   }
+  if (o.use_db == pgn)
+    throw UsageError(pgn ? "--db and --pgn are alternatives: the games go to the database or to a PGN file"
+                         : "--db CONNINFO or --pgn FILE is required: where the finished games go");
+  if (pgn && o.pgn_path.empty()) throw UsageError("--pgn needs a file name (- for standard output)");
   if (o.games < 0) throw UsageError("--games N is required (the number of games the run should have)");
   if (o.run.empty()) throw UsageError("--run needs a non-empty name");
-  if (!o.worker_address.empty() && o.network_id == 0)
-    throw UsageError("--worker is for --network evaluation (pure MCTS needs no worker)");
+  if (o.network_id && o.network_config)
+    throw UsageError("--network ID (a stored network) and --network-config (random weights) are alternatives");
+  if (o.network_id && !o.use_db)
+    throw UsageError("--network ID reads pgmate.networks and needs --db; without a database, --network-config JSON "
+                     "plays with random weights of that configuration");
+  if (o.network_config && o.use_db)
+    throw UsageError("--network-config is for runs without a database (--pgn); with --db, give --network ID");
+  if (o.network_config && o.worker_address.empty())
+    throw UsageError("--network-config needs --worker ADDRESS (pgmate-worker's Unix socket or tcp://HOST:PORT): "
+                     "without a database there is no server to ask for it");
+  if (o.network_seed && !o.network_config) throw UsageError("--network-seed is for --network-config");
+  if (!o.worker_address.empty() && !o.uses_network())
+    throw UsageError("--worker is for network evaluation, --network or --network-config (pure MCTS needs no worker)");
   return o;
 }
 
 int run_selfplay(Options o) {
-  auto conn = connect_db(o.conninfo);
-  require_table(*conn, "pgmate.games");
-  require_table(*conn, "pgmate.selfplay_positions");
+  // Where the games go, and which of them: the run's missing games (--db), or --games N
+  // from the seed (--pgn).
+  std::unique_ptr<SelfplayStore> store;
   worker::NetworkKey network;  // checked before anything is played
-  if (o.network_id) network = network_key(*conn, o.network_id);
+  RunState state;
+  if (o.use_db) {
+    store = open_selfplay_store(o.conninfo);
+    if (o.network_id) network = store->network_key(o.network_id);
+    state = store->claim_run(o.run);
+    const std::int64_t to_play = std::max<std::int64_t>(0, o.games - state.stored);
+    std::cout << "run " << o.run << ": " << state.stored << " of " << o.games << " games stored, playing " << to_play
+              << std::endl;
+    if (to_play == 0) return 0;
+    o.config.first_game = state.next_index;
+    o.config.games = static_cast<int>(to_play);
+  } else {
+    o.config.first_game = 0;
+    o.config.games = static_cast<int>(o.games);
+  }
 
-  lock_run(*conn, o.run);
-  const RunState state = run_state(*conn, o.run);
-  const std::int64_t to_play = std::max<std::int64_t>(0, o.games - state.stored);
-  std::cout << "run " << o.run << ": " << state.stored << " of " << o.games << " games stored, playing " << to_play
-            << std::endl;
-  if (to_play == 0) return 0;
-  o.config.first_game = state.next_index;
-  o.config.games = static_cast<int>(to_play);
-
-  // The evaluator: pure MCTS, or the network on pgmate-worker.
+  // The evaluator: pure MCTS, or a network on pgmate-worker.
   std::unique_ptr<worker::WorkerClient> client;
   std::unique_ptr<mcts::Evaluator> evaluator;
-  if (o.network_id) {
-    if (o.worker_address.empty()) o.worker_address = server_worker_address(*conn);
-    worker::ClientOptions co;
-    co.address = o.worker_address;
-    if (const char* token = std::getenv("PGMATE_WORKER_TOKEN")) co.token = token;  // TCP workers need it
-    co.poll = [] { stop_if_interrupted(); };
-    try {
-      client = std::make_unique<worker::WorkerClient>(co);
-    } catch (const worker::WorkerUnavailable& e) {
-      throw std::runtime_error("cannot reach pgmate-worker at " + o.worker_address + ": " + e.what() + "; " +
-                               kWorkerHint);
-    }
+  std::string unstored_weights;  // --network-config's, sent again when the worker drops them
+  if (o.uses_network()) {
+    if (o.worker_address.empty()) o.worker_address = store->worker_address();  // --network: --db is given
+    client = connect_worker(o.worker_address);
     worker::WorkerClient& c = *client;
-    pqxx::connection& db = *conn;
-    evaluator = std::make_unique<worker::WorkerEvaluator>(
-        c, network, [&c, &db](const worker::NetworkKey& key) { load_network(db, c, key); });
+    std::function<void(const worker::NetworkKey&)> load;
+    if (store) {
+      SelfplayStore& s = *store;
+      load = [&s, &c](const worker::NetworkKey& key) { s.load_network(c, key); };
+    } else {
+      const std::string& config = *o.network_config;
+      try {
+        unstored_weights = c.init_network_weights(config, o.network_seed.value_or(1));
+      } catch (const worker::WorkerError& e) {
+        throw std::runtime_error("pgmate-worker at " + o.worker_address + " made no weights for --network-config " +
+                                 config + ": " + e.what());
+      }
+      network = unstored_network_key(unstored_weights);
+      load = [&c, &config, &weights = unstored_weights](const worker::NetworkKey& key) {
+        c.load_network(key, config, weights);
+      };
+    }
+    evaluator = std::make_unique<worker::WorkerEvaluator>(c, network, std::move(load));
   } else {
     // Seeded from the run's seed and first game, so a continued run does new playouts.
     evaluator = std::make_unique<mcts::RolloutEvaluator>(
@@ -344,13 +353,19 @@ int run_selfplay(Options o) {
   }
   const std::string evaluator_name = evaluator->name();
 
+  // Opened once everything else is ready, so a run that cannot start leaves an existing
+  // file as it was.
+  std::unique_ptr<PgnOutput> pgn;
+  if (!store) pgn = std::make_unique<PgnOutput>(o.pgn_path);
+  const std::string site = host_name();
+
   const std::string date = today_pgn_date();
-  const int stall = stall_ms();
   Tally tally;
-  SelfPlayProgress progress(!o.quiet, to_play);
+  SelfPlayProgress progress(!o.quiet, o.config.games);
   mcts::SelfPlayRunner runner(o.config, *evaluator);
   const auto t0 = Clock::now();
   const auto stopped_note = [&]() {
+    if (!store) return std::to_string(tally.stored) + " games written to " + pgn->name();
     return std::to_string(tally.stored) + " games stored this time; run " + o.run + " has " +
            std::to_string(state.stored + tally.stored) + " of " + std::to_string(o.games) +
            " (the same command goes on from there)";
@@ -361,7 +376,8 @@ int run_selfplay(Options o) {
   try {
     runner.run(
         [&](mcts::FinishedGame& game) {
-          store_game(*conn, game, o.config, evaluator_name, o.network_id, o.run, date, stall);
+          if (store) store->store_game(game, o.config, evaluator_name, o.network_id, o.run, date);
+          else pgn->write(game_pgn(game, o.config, evaluator_name, o.run, site, date));
           tally.add(game.result);
           progress.update(runner.stats(), tally, true);
           stop_if_interrupted();
@@ -384,33 +400,30 @@ int run_selfplay(Options o) {
   } catch (const std::exception& e) {
     std::signal(SIGINT, SIG_DFL);
     progress.finish();
-    std::cerr << "pgmate selfplay: " << db_message(e) << '\n'
-              << "pgmate selfplay: stopped: " << stopped_note() << '\n';
+    std::cerr << "pgmate selfplay: " << e.what() << '\n' << "pgmate selfplay: stopped: " << stopped_note() << '\n';
     return 1;
   }
   std::signal(SIGINT, SIG_DFL);
   progress.finish();
 
+  // The summary, one line that benchmarks parse (keep its shape):
+  //   played G games (W/D/L w/d/l, M moves) in S.SS s: P positions/s, mean batch B.B, evaluator NAME; ...
+  // P is a whole number (positions sent to the evaluator per second of play), B has one
+  // decimal; after the ';' comes "run R has X of N games" (--db) or "games in FILE"
+  // (--pgn). It goes to standard output, or to standard error when the games do (--pgn -).
   const mcts::SelfPlayStats& stats = runner.stats();
   const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
-  std::cout << "played " << tally.stored << " games (W/D/L " << tally.wdl() << ", " << stats.plies << " moves) in "
-            << fixed(seconds, 2) << " s: " << static_cast<std::int64_t>(stats.positions_per_second())
-            << " positions/s, mean batch " << fixed(stats.mean_batch(), 1) << ", evaluator " << evaluator_name
-            << "; run " << o.run << " has " << state.stored + tally.stored << " of " << o.games << " games\n";
+  std::ostream& out = pgn && o.pgn_path == "-" ? std::cerr : std::cout;
+  out << "played " << tally.stored << " games (W/D/L " << tally.wdl() << ", " << stats.plies << " moves) in "
+      << fixed(seconds, 2) << " s: " << static_cast<std::int64_t>(stats.positions_per_second())
+      << " positions/s, mean batch " << fixed(stats.mean_batch(), 1) << ", evaluator " << evaluator_name << "; ";
+  if (store) out << "run " << o.run << " has " << state.stored + tally.stored << " of " << o.games << " games\n";
+  else out << "games in " << pgn->name() << "\n";
   return 0;
 }
 
 }  // namespace
 
-int selfplay_command(const std::vector<std::string>& args) {
-  Options options = parse_options(args);
-  try {
-    return run_selfplay(std::move(options));
-  } catch (const pqxx::sql_error& e) {
-    throw std::runtime_error(db_message(e));
-  } catch (const pqxx::broken_connection& e) {
-    throw std::runtime_error("lost the database connection: " + db_message(e));
-  }
-}
+int selfplay_command(const std::vector<std::string>& args) { return run_selfplay(parse_options(args)); }
 
 }  // namespace pgmate::cli

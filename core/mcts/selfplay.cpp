@@ -134,13 +134,13 @@ std::size_t estimated_memory_bytes(const SelfPlayConfig& c) {
 }
 
 std::string game_parameters_json(const SelfPlayConfig& config, const FinishedGame& game, std::string_view evaluator,
-                                 std::string_view run) {
+                                 std::string_view run, GameSeconds seconds) {
   std::string json = config_json(config);
   json.pop_back();  // the closing brace
   json += ", \"evaluator\": " + json_string(evaluator) + ", \"run\": " + json_string(run) +
-          ", \"index\": " + std::to_string(game.index) + ", \"game_seed\": " + std::to_string(game.seed) +
-          ", \"seconds\": " + number(game.seconds) + "}";
-  return json;
+          ", \"index\": " + std::to_string(game.index) + ", \"game_seed\": " + std::to_string(game.seed);
+  if (seconds == GameSeconds::kInclude) json += ", \"seconds\": " + number(game.seconds);
+  return json + "}";
 }
 
 namespace {

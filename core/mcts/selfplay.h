@@ -121,9 +121,13 @@ struct SelfPlayStats {
 };
 
 // The games.selfplay jsonb of a finished game: the search parameters, plus evaluator,
-// run name, game index, game seed and seconds taken.
+// run name, game index, game seed and seconds taken. Without the seconds the text depends
+// only on the run's settings and the game's seed (a PGN file that the same command
+// writes the same way twice).
+enum class GameSeconds { kInclude, kOmit };
 std::string game_parameters_json(const SelfPlayConfig& config, const FinishedGame& game,
-                                 std::string_view evaluator, std::string_view run);
+                                 std::string_view evaluator, std::string_view run,
+                                 GameSeconds seconds = GameSeconds::kInclude);
 
 class SelfPlayRunner {
  public:

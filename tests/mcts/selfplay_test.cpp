@@ -106,6 +106,22 @@ TEST(SelfPlay, RestartedRunContinuesWithTheNextGames) {
   EXPECT_EQ(rest[1].moves, all[5].moves);
 }
 
+// The parameters without the seconds taken are the same text less that one field, so a
+// PGN file of the same seed is the same file.
+TEST(SelfPlay, ParametersJsonCanLeaveOutTheSeconds) {
+  SelfPlayConfig config;
+  FinishedGame game;
+  game.index = 3;
+  game.seed = 5;
+  game.seconds = 1.5;
+  const std::string with = game_parameters_json(config, game, "pure-mcts", "r");
+  const std::string without = game_parameters_json(config, game, "pure-mcts", "r", GameSeconds::kOmit);
+  const size_t at = with.find(", \"seconds\": 1.5}");
+  ASSERT_NE(at, std::string::npos) << with;
+  EXPECT_EQ(without, with.substr(0, at) + "}");
+  EXPECT_NE(without.find("\"game_seed\": 5"), std::string::npos) << without;
+}
+
 TEST(SelfPlay, LeavesPerGameBatchMore) {
   FunctionEvaluator uniform(uniform_evaluation);
   SelfPlayConfig config = small_config();

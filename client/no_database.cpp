@@ -1,0 +1,19 @@
+// The database commands of a pgmate built without libpqxx: they say so and exit 2.
+#include "args.h"
+#include "commands.h"
+#include "selfplay_store.h"
+
+namespace pgmate::cli {
+
+int import_command(const std::vector<std::string>&) {
+  throw NotBuiltIn(
+      "pgmate import writes to PostgreSQL; install libpqxx (pkg-config libpqxx) and build again to use it");
+}
+
+std::unique_ptr<SelfplayStore> open_selfplay_store(const std::string&) {
+  throw NotBuiltIn(
+      "selfplay --db needs PostgreSQL; use --pgn FILE to write the games to a file, or install libpqxx "
+      "(pkg-config libpqxx) and build again");
+}
+
+}  // namespace pgmate::cli

@@ -1,0 +1,190 @@
+// pgmate selfplay's games in PostgreSQL (libpqxx): each finished game stored in one
+// transaction, its pgmate.games row, then one pgmate.selfplay_positions row per searched
+// position, then COMMIT. A client killed at any moment leaves whole games only.
+#include "selfplay_store.h"
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cstdlib>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <pqxx/pqxx>
+
+#include "args.h"
+#include "chess/fen.h"
+#include "chess/notation.h"
+#include "db.h"
+
+namespace pgmate::cli {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Test hook: PGMATE_SELFPLAY_STALL_MS=N sleeps N ms after a game's row is inserted and
+// before its positions and the commit, so tests can kill the client inside the
+// transaction (it shows as 'idle in transaction' in pg_stat_activity meanwhile).
+int stall_ms() {
+  const char* s = std::getenv("PGMATE_SELFPLAY_STALL_MS");
+  return s && *s ? parse_count(s, "PGMATE_SELFPLAY_STALL_MS", 0, 3600000) : 0;
+}
+
+// Runs f, turning libpqxx's errors into runtime_error with the server's message, so the
+// command reports them without knowing libpqxx.
+template <class F>
+auto with_db_errors(F&& f) -> decltype(f()) {
+  try {
+    return f();
+  } catch (const pqxx::broken_connection& e) {
+    throw std::runtime_error("lost the database connection: " + db_message(e));
+  } catch (const pqxx::sql_error& e) {
+    throw std::runtime_error(db_message(e));
+  }
+}
+
+const std::vector<std::string> kPositionColumns = {"game_id", "ply",    "board",  "moves",  "visits",
+                                                   "priors",  "value",  "played", "policy", "repetitions"};
+
+class PqxxSelfplayStore final : public SelfplayStore {
+ public:
+  explicit PqxxSelfplayStore(const std::string& conninfo) : stall_(stall_ms()) {
+    with_db_errors([&] {
+      conn_ = connect_db(conninfo);
+      require_table(*conn_, "pgmate.games");
+      require_table(*conn_, "pgmate.selfplay_positions");
+    });
+  }
+
+  // Two clients on one run would both take the next indexes and play the same seeds: the
+  // first holds a session advisory lock on the run name (the server drops it when the
+  // client exits or is killed), a second one stops. It waits a few seconds first, so a
+  // restart right after a kill does not race the server noticing the dead connection.
+  RunState claim_run(const std::string& run) override {
+    return with_db_errors([&] {
+      pqxx::nontransaction tx(*conn_);
+      const auto deadline = Clock::now() + std::chrono::seconds(5);
+      while (!tx.exec_params("SELECT pg_try_advisory_lock(hashtextextended('pgmate selfplay ' || $1, 0))", run)[0][0]
+                  .as<bool>()) {
+        if (Clock::now() > deadline)
+          throw std::runtime_error("run " + run +
+                                   " is being played by another pgmate selfplay client; wait for it, or "
+                                   "choose another --run");
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      }
+      const pqxx::result r = tx.exec_params(
+          "SELECT count(*), coalesce(max((selfplay->>'index')::bigint) + 1, 0) FROM pgmate.games "
+          "WHERE source = 'selfplay' AND selfplay->>'run' = $1",
+          run);
+      RunState s;
+      s.stored = r[0][0].as<std::int64_t>();
+      s.next_index = std::max(s.stored, r[0][1].as<std::int64_t>());
+      return s;
+    });
+  }
+
+  worker::NetworkKey network_key(std::int64_t id) override {
+    return with_db_errors([&] {
+      require_table(*conn_, "pgmate.networks");
+      pqxx::nontransaction tx(*conn_);
+      const pqxx::result r = tx.exec_params(
+          "SELECT (SELECT oid FROM pg_database WHERE datname = current_database())::bigint, weights_sha256 "
+          "FROM pgmate.networks WHERE id = $1",
+          id);
+      if (r.empty())
+        throw UsageError("no network with id " + std::to_string(id) +
+                         " in pgmate.networks (SELECT id, name FROM pgmate.networks lists them)");
+      worker::NetworkKey key;
+      key.database = static_cast<std::uint32_t>(r[0][0].as<std::int64_t>());
+      key.id = id;
+      const pqxx::binarystring sha256(r[0][1]);
+      if (sha256.size() != key.sha256.size())
+        throw std::runtime_error("network " + std::to_string(id) + " has no weights_sha256");
+      std::copy(sha256.begin(), sha256.end(), key.sha256.begin());
+      return key;
+    });
+  }
+
+  void load_network(worker::WorkerClient& client, const worker::NetworkKey& key) override {
+    std::string config, weights;
+    with_db_errors([&] {
+      pqxx::nontransaction tx(*conn_);
+      const pqxx::result r = tx.exec_params(
+          "SELECT config::text, weights, weights_sha256 FROM pgmate.networks WHERE id = $1", key.id);
+      if (r.empty())
+        throw std::runtime_error("network " + std::to_string(key.id) + " was deleted from pgmate.networks");
+      const pqxx::binarystring stored_weights(r[0][1]), sha256(r[0][2]);
+      if (sha256.str() != std::string(key.sha256.begin(), key.sha256.end()))
+        throw std::runtime_error("network " + std::to_string(key.id) +
+                                 " changed while in use (its weights were updated)");
+      config = r[0][0].as<std::string>();
+      weights = stored_weights.str();
+    });
+    client.load_network(key, config, weights);
+  }
+
+  // Readable by superusers and pg_read_all_settings members only, when not set.
+  std::string worker_address() override {
+    return with_db_errors([&] {
+      pqxx::nontransaction tx(*conn_);
+      const pqxx::result r = tx.exec("SELECT current_setting('pgmate.worker_socket', true)");
+      if (!r[0][0].is_null() && !r[0][0].as<std::string>().empty()) return r[0][0].as<std::string>();
+      try {
+        return tx.exec("SELECT current_setting('data_directory') || '/pgmate_worker.sock'")[0][0].as<std::string>();
+      } catch (const pqxx::sql_error& e) {
+        throw std::runtime_error(
+            "cannot find the worker's socket: pgmate.worker_socket is not set and the server's data_directory "
+            "cannot be read (" + db_message(e) + "); " + kWorkerHint);
+      }
+    });
+  }
+
+  void store_game(const mcts::FinishedGame& game, const mcts::SelfPlayConfig& config, const std::string& evaluator,
+                  std::int64_t network_id, const std::string& run, const std::string& date) override {
+    with_db_errors([&] {
+      pqxx::work tx(*conn_, "pgmate_selfplay");
+      const std::string player = "pgmate " + evaluator;
+      const pqxx::result r = tx.exec_params(
+          "INSERT INTO pgmate.games (source, event, date, round, white, black, result, termination, start, moves, "
+          "network_id, selfplay) "
+          "VALUES ('selfplay', 'pgmate self-play', $1, $2, $3, $3, $4, $5, $6, $7, NULLIF($8::bigint, 0), $9) "
+          "RETURNING id",
+          date, std::to_string(game.index + 1), player, game.result, game.termination, chess::to_fen(game.start),
+          uci_array(game.moves), network_id, mcts::game_parameters_json(config, game, evaluator, run));
+      const std::string game_id = r[0][0].as<std::string>();
+      if (stall_ > 0) std::this_thread::sleep_for(std::chrono::milliseconds(stall_));
+      {
+        pqxx::stream_to copy(tx, "pgmate.selfplay_positions", kPositionColumns);
+        for (size_t ply = 0; ply < game.plies.size(); ++ply) {
+          const mcts::PlyRecord& p = game.plies[ply];
+          copy << std::array<std::string, 10>{game_id,
+                                             std::to_string(ply),
+                                             chess::to_fen(p.board),
+                                             uci_array(p.moves),
+                                             int_array(p.visits),
+                                             real_array(p.priors),
+                                             float_text(p.value),
+                                             chess::to_uci(p.played),
+                                             real_array(p.policy),
+                                             std::to_string(p.repetitions)};
+        }
+        copy.complete();
+      }
+      tx.commit();
+    });
+  }
+
+ private:
+  std::unique_ptr<pqxx::connection> conn_;
+  int stall_;
+};
+
+}  // namespace
+
+std::unique_ptr<SelfplayStore> open_selfplay_store(const std::string& conninfo) {
+  return std::make_unique<PqxxSelfplayStore>(conninfo);
+}
+
+}  // namespace pgmate::cli

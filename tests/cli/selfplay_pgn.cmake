@@ -1,0 +1,40 @@
+# pgmate selfplay --pgn with pure MCTS, no database: four whole games with consistent
+# tags, the same file from the same seed, and the same games on standard output (--pgn -)
+# with the summary line on standard error.
+include(${CMAKE_CURRENT_LIST_DIR}/selfplay_pgn_check.cmake)
+file(REMOVE_RECURSE ${WORK_DIR})
+file(MAKE_DIRECTORY ${WORK_DIR})
+set(run selfplay --games 4 --parallel 2 --simulations 16 --max-plies 40 --seed 7 --quiet)
+
+foreach(name first second)
+  execute_process(COMMAND ${PGMATE} ${run} --pgn ${WORK_DIR}/${name}.pgn
+                  OUTPUT_VARIABLE out ERROR_VARIABLE err RESULT_VARIABLE rc)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "pgmate ${run} --pgn: exit ${rc}; stdout: ${out}; stderr: ${err}")
+  endif()
+  # The summary that benchmarks parse.
+  if(NOT out MATCHES "^played 4 games \\(W/D/L [0-9]+/[0-9]+/[0-9]+, [0-9]+ moves\\) in [0-9.]+ s: [0-9]+ positions/s, mean batch [0-9]+\\.[0-9], evaluator pure-mcts; games in ")
+    message(FATAL_ERROR "unexpected summary: ${out}")
+  endif()
+endforeach()
+pgmate_check_pgn(${WORK_DIR}/first.pgn 4 "pgmate pure-mcts")
+file(READ ${WORK_DIR}/first.pgn first)
+file(READ ${WORK_DIR}/second.pgn second)
+if(NOT first STREQUAL second)
+  # Only the Date tag may differ, when the runs straddle midnight.
+  string(REGEX REPLACE "\\[Date \"[^\"]*\"\\]" "" first_undated "${first}")
+  string(REGEX REPLACE "\\[Date \"[^\"]*\"\\]" "" second_undated "${second}")
+  if(NOT first_undated STREQUAL second_undated)
+    message(FATAL_ERROR "the same seed gave different games:\n${first}\n----\n${second}")
+  endif()
+endif()
+if(NOT first MATCHES "\"seed\\\\\": 7, ")
+  message(FATAL_ERROR "the PgmateSelfplay tag does not hold the seed:\n${first}")
+endif()
+
+execute_process(COMMAND ${PGMATE} ${run} --pgn - OUTPUT_VARIABLE out ERROR_VARIABLE err RESULT_VARIABLE rc)
+string(REGEX REPLACE "\\[Date \"[^\"]*\"\\]" "" out_undated "${out}")
+string(REGEX REPLACE "\\[Date \"[^\"]*\"\\]" "" first_undated "${first}")
+if(NOT rc EQUAL 0 OR NOT out_undated STREQUAL first_undated OR NOT err MATCHES "^played 4 games .*; games in standard output\n$")
+  message(FATAL_ERROR "pgmate ${run} --pgn -: exit ${rc}; stdout: ${out}; stderr: ${err}")
+endif()
