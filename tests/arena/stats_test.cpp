@@ -3,7 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <random>
+#include <stdexcept>
 #include <vector>
 
 #include "arena/stats.h"
@@ -314,6 +316,17 @@ TEST(ArenaBradleyTerry, TwoPlayers) {
   const RatingResult other = bradley_terry(2, {PairwiseCounts{1, 0, {60, 0, 40}}}, 1, 0);
   EXPECT_NEAR(other.players[0].elo, -70.4365036, 1e-6);
   EXPECT_NEAR(other.players[0].elo_stderr, 35.4599960, 1e-6);
+}
+
+// Millions of games: the convergence test must not demand more than rounding allows.
+TEST(ArenaBradleyTerry, LargeCountsConverge) {
+  const RatingResult r = bradley_terry(3, {PairwiseCounts{1, 0, {3000000, 2000000, 1000000}},
+                                           PairwiseCounts{2, 1, {3000000, 2000000, 1000000}}}, 0);
+  ASSERT_TRUE(r.converged);
+  EXPECT_LT(r.iterations, 50);
+  // Each step is a 2/3 score: Elo(2/3) = 120.4120 twice over the chain.
+  EXPECT_NEAR(r.players[1].elo, 120.4119983, 1e-6);
+  EXPECT_NEAR(r.players[2].elo, 240.8239965, 1e-6);
 }
 
 // Draws count half a win each: 40 wins, 40 draws, 20 losses is a 0.6 score as well.
