@@ -9,6 +9,7 @@
 #include <pqxx/pqxx>
 
 #include "chess/types.h"
+#include "client/worker_client.h"
 
 namespace pgmate::cli {
 
@@ -23,6 +24,29 @@ void require_table(pqxx::connection& conn, const std::string& table);
 
 // An exception's message with trailing whitespace removed (libpq ends messages with '\n').
 std::string db_message(const std::exception& e);
+
+// Runs f, turning libpqxx's errors into runtime_error with the server's message, so the
+// commands report them without knowing libpqxx.
+template <class F>
+auto with_db_errors(F&& f) -> decltype(f()) {
+  try {
+    return f();
+  } catch (const pqxx::broken_connection& e) {
+    throw std::runtime_error("lost the database connection: " + db_message(e));
+  } catch (const pqxx::sql_error& e) {
+    throw std::runtime_error(db_message(e));
+  }
+}
+
+// The key of pgmate.networks row `id` (database, id, SHA-256 of the weights); UsageError
+// when there is no such row.
+worker::NetworkKey db_network_key(pqxx::connection& conn, std::int64_t id);
+// Hands the worker the network's config and weights; fails when the row changed since
+// db_network_key.
+void db_load_network(pqxx::connection& conn, worker::WorkerClient& client, const worker::NetworkKey& key);
+// The worker's address as the server knows it (pgmate.worker_socket, else the socket in
+// the data directory, readable by superusers and pg_read_all_settings members only).
+std::string db_worker_address(pqxx::connection& conn, const std::string& hint);
 
 // Array literals for COPY and parameters: '{e2e4,e7e5}' (move[]: UCI needs no quoting
 // inside an array), '{3,0,12}' (int[]), '{0.25,0.125}' (real[], each float written so that

@@ -16,6 +16,7 @@ void print_help(std::ostream& out) {
       << "  " << pgmate::cli::kImportUsage << "\n"
       << "  " << pgmate::cli::kSelfplayUsage << "\n"
       << "  " << pgmate::cli::kPlayUsage << "\n"
+      << "  " << pgmate::cli::kArenaUsage << "\n"
 #ifndef PGMATE_HAVE_PQXX
       << "\nThis pgmate was built without libpqxx: import and selfplay --db are not available.\n"
 #endif
@@ -36,12 +37,14 @@ int main(int argc, char** argv) {
   if (command == "import") usage = kImportUsage;
   if (command == "selfplay") usage = kSelfplayUsage;
   if (command == "play") usage = kPlayUsage;
+  if (command == "arena") usage = kArenaUsage;
   try {
     if (command == "perft") return perft_command(args);
     if (command == "moves") return moves_command(args);
     if (command == "import") return import_command(args);
     if (command == "selfplay") return selfplay_command(args);
     if (command == "play") return play_command(args);
+    if (command == "arena") return arena_command(args);
     std::cerr << "pgmate: unknown command \"" << command << "\"\n";
     print_help(std::cerr);
     return 2;

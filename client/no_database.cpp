@@ -1,6 +1,7 @@
 // The database commands of a pgmate built without libpqxx: they say so and exit 2.
 #include "args.h"
 #include "commands.h"
+#include "arena_store.h"
 #include "selfplay_store.h"
 
 namespace pgmate::cli {
@@ -13,6 +14,12 @@ int import_command(const std::vector<std::string>&) {
 std::unique_ptr<SelfplayStore> open_selfplay_store(const std::string&) {
   throw NotBuiltIn(
       "selfplay --db needs PostgreSQL; use --pgn FILE to write the games to a file, or install libpqxx "
+      "(pkg-config libpqxx) and build again");
+}
+
+std::unique_ptr<ArenaStore> open_arena_store(const std::string&) {
+  throw NotBuiltIn(
+      "arena --db needs PostgreSQL; use --pgn FILE to write the games to a file, or install libpqxx "
       "(pkg-config libpqxx) and build again");
 }
 

@@ -32,19 +32,6 @@ int stall_ms() {
   return s && *s ? parse_count(s, "PGMATE_SELFPLAY_STALL_MS", 0, 3600000) : 0;
 }
 
-// Runs f, turning libpqxx's errors into runtime_error with the server's message, so the
-// command reports them without knowing libpqxx.
-template <class F>
-auto with_db_errors(F&& f) -> decltype(f()) {
-  try {
-    return f();
-  } catch (const pqxx::broken_connection& e) {
-    throw std::runtime_error("lost the database connection: " + db_message(e));
-  } catch (const pqxx::sql_error& e) {
-    throw std::runtime_error(db_message(e));
-  }
-}
-
 const std::vector<std::string> kPositionColumns = {"game_id", "ply",    "board",  "moves",  "visits",
                                                    "priors",  "value",  "played", "policy", "repetitions"};
 
@@ -85,61 +72,11 @@ class PqxxSelfplayStore final : public SelfplayStore {
     });
   }
 
-  worker::NetworkKey network_key(std::int64_t id) override {
-    return with_db_errors([&] {
-      require_table(*conn_, "pgmate.networks");
-      pqxx::nontransaction tx(*conn_);
-      const pqxx::result r = tx.exec_params(
-          "SELECT (SELECT oid FROM pg_database WHERE datname = current_database())::bigint, weights_sha256 "
-          "FROM pgmate.networks WHERE id = $1",
-          id);
-      if (r.empty())
-        throw UsageError("no network with id " + std::to_string(id) +
-                         " in pgmate.networks (SELECT id, name FROM pgmate.networks lists them)");
-      worker::NetworkKey key;
-      key.database = static_cast<std::uint32_t>(r[0][0].as<std::int64_t>());
-      key.id = id;
-      const pqxx::binarystring sha256(r[0][1]);
-      if (sha256.size() != key.sha256.size())
-        throw std::runtime_error("network " + std::to_string(id) + " has no weights_sha256");
-      std::copy(sha256.begin(), sha256.end(), key.sha256.begin());
-      return key;
-    });
-  }
-
+  worker::NetworkKey network_key(std::int64_t id) override { return db_network_key(*conn_, id); }
   void load_network(worker::WorkerClient& client, const worker::NetworkKey& key) override {
-    std::string config, weights;
-    with_db_errors([&] {
-      pqxx::nontransaction tx(*conn_);
-      const pqxx::result r = tx.exec_params(
-          "SELECT config::text, weights, weights_sha256 FROM pgmate.networks WHERE id = $1", key.id);
-      if (r.empty())
-        throw std::runtime_error("network " + std::to_string(key.id) + " was deleted from pgmate.networks");
-      const pqxx::binarystring stored_weights(r[0][1]), sha256(r[0][2]);
-      if (sha256.str() != std::string(key.sha256.begin(), key.sha256.end()))
-        throw std::runtime_error("network " + std::to_string(key.id) +
-                                 " changed while in use (its weights were updated)");
-      config = r[0][0].as<std::string>();
-      weights = stored_weights.str();
-    });
-    client.load_network(key, config, weights);
+    db_load_network(*conn_, client, key);
   }
-
-  // Readable by superusers and pg_read_all_settings members only, when not set.
-  std::string worker_address() override {
-    return with_db_errors([&] {
-      pqxx::nontransaction tx(*conn_);
-      const pqxx::result r = tx.exec("SELECT current_setting('pgmate.worker_socket', true)");
-      if (!r[0][0].is_null() && !r[0][0].as<std::string>().empty()) return r[0][0].as<std::string>();
-      try {
-        return tx.exec("SELECT current_setting('data_directory') || '/pgmate_worker.sock'")[0][0].as<std::string>();
-      } catch (const pqxx::sql_error& e) {
-        throw std::runtime_error(
-            "cannot find the worker's socket: pgmate.worker_socket is not set and the server's data_directory "
-            "cannot be read (" + db_message(e) + "); " + kWorkerHint);
-      }
-    });
-  }
+  std::string worker_address() override { return db_worker_address(*conn_, kWorkerHint); }
 
   void store_game(const mcts::FinishedGame& game, const mcts::SelfPlayConfig& config, const std::string& evaluator,
                   std::int64_t network_id, const std::string& run, const std::string& date) override {
