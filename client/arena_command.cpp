@@ -159,10 +159,9 @@ int run_arena(Options o) {
   }
   // A named match replays from a seed of its name, so the same command resumes it.
   if (!o.match.seeded)
-    o.match.seed = o.match.name.empty() ? std::random_device{}() >> 1 : mcts::mix64(std::hash<std::string>{}(o.match.name)) >> 16;
-  const std::string name = o.match.name.empty() ? arena::display_name(specs[0]) + " vs " + arena::display_name(specs[1]) +
-                                                       " seed " + std::to_string(o.match.seed)
-                                                 : o.match.name;
+    o.match.seed = o.match.name.empty() ? mcts::mix64(std::random_device{}()) >> 16 : arena::seed_of_name(o.match.name);
+  const std::string name =
+      o.match.name.empty() ? arena::default_match_name(specs[0], specs[1], o.match.seed) : o.match.name;
   arena::MatchConfig config;
   try {
     config = arena::match_config(o.match);
@@ -190,26 +189,6 @@ int run_arena(Options o) {
     arena::shuffle_openings(openings, o.match.seed);
   }
 
-  arena::MatchTally tally;
-  StoredMatch stored;
-  if (store) {
-    stored = store->claim_match(name, arena::to_json(specs[0]), arena::to_json(specs[1]),
-                                arena::match_options_json(o.match), o.match.games);
-    for (const auto& [index, score] : stored.games) tally.add(index, score);
-  }
-  std::set<std::int64_t> done;
-  for (const auto& [index, score] : stored.games) done.insert(index);
-  std::vector<std::int64_t> indexes;
-  for (std::int64_t i = 0; i < o.match.games; ++i)
-    if (!done.count(i)) indexes.push_back(i);
-  std::cout << "match " << name << ": " << arena::display_name(specs[0]) << " vs " << arena::display_name(specs[1])
-            << ", " << done.size() << " of " << o.match.games << " games stored, playing " << indexes.size() << std::endl;
-
-  const auto sprt_verdict = [&]() {
-    if (!o.match.sprt) return arena::SprtVerdict::kContinue;
-    return arena::sprt(tally.pentanomial(), *o.match.sprt).verdict;
-  };
-
   // Networks on pgmate-worker.
   std::unique_ptr<worker::WorkerClient> client;
   std::vector<std::unique_ptr<worker::WorkerEvaluator>> evaluators;
@@ -235,6 +214,34 @@ int run_arena(Options o) {
         c, s.network_key(spec.network), [&c, &s](const worker::NetworkKey& key) { s.load_network(c, key); }));
     return *evaluators.back();
   };
+  // Made before the match row: an engine that cannot start or an unknown network fails
+  // the command with nothing stored.
+  std::unique_ptr<arena::MatchRunner> runner;
+  try {
+    runner = std::make_unique<arena::MatchRunner>(config, specs[0], specs[1], openings, evaluator_for);
+  } catch (const arena::UciError& e) {
+    throw std::runtime_error(e.what());
+  }
+
+  arena::MatchTally tally;
+  StoredMatch stored;
+  if (store) {
+    stored = store->claim_match(name, arena::to_json(specs[0]), arena::to_json(specs[1]),
+                                arena::match_options_json(o.match), o.match.games);
+    for (const auto& [index, score] : stored.games) tally.add(index, score);
+  }
+  std::set<std::int64_t> done;
+  for (const auto& [index, score] : stored.games) done.insert(index);
+  std::vector<std::int64_t> indexes;
+  for (std::int64_t i = 0; i < o.match.games; ++i)
+    if (!done.count(i)) indexes.push_back(i);
+  std::cout << "match " << name << ": " << arena::display_name(specs[0]) << " vs " << arena::display_name(specs[1])
+            << ", " << done.size() << " of " << o.match.games << " games stored, playing " << indexes.size() << std::endl;
+
+  const auto sprt_verdict = [&]() {
+    if (!o.match.sprt) return arena::SprtVerdict::kContinue;
+    return arena::sprt(tally.pentanomial(), *o.match.sprt).verdict;
+  };
 
   std::ofstream pgn_file;
   std::ostream* pgn = nullptr;
@@ -259,8 +266,7 @@ int run_arena(Options o) {
   std::int64_t played = 0;
   try {
     if (sprt_verdict() != arena::SprtVerdict::kContinue) throw Decided{};
-    arena::MatchRunner runner(config, specs[0], specs[1], openings, evaluator_for);
-    runner.run(
+    runner->run(
         indexes,
         [&](arena::MatchGame& game) {
           const auto tags = arena::game_tags(game, name, specs[0], specs[1]);

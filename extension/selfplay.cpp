@@ -21,6 +21,7 @@
 #include "mcts/selfplay.h"
 #include "datum.h"
 #include "networks.h"
+#include "procedure.h"
 #include "worker_link.h"
 
 extern "C" {
@@ -34,78 +35,12 @@ using namespace pgmate;
 
 namespace {
 
-struct Option {
-  std::string key;
-  std::optional<std::string> value;  // nullopt: JSON null
-};
-
-int int_arg(FunctionCallInfo fcinfo, int n, const char* name) {
-  if (PG_ARGISNULL(n)) throw pg::SqlError(ERRCODE_NULL_VALUE_NOT_ALLOWED, std::string(name) + " must not be NULL");
-  return PG_GETARG_INT32(n);
-}
-
-// The pairs of the options object, values as text (objects and arrays as JSON text).
-std::vector<Option> read_options(Datum options) {
-  const char* type = pg::pg_call([&] {
-    Oid types[1] = {JSONBOID};
-    Datum values[1] = {options};
-    SPI_execute_with_args("SELECT pg_catalog.jsonb_typeof($1)", 1, types, values, nullptr, false, 0);
-    return SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
-  });
-  if (std::string_view(type) != "object")
-    throw pg::SqlError(ERRCODE_INVALID_PARAMETER_VALUE,
-                       std::string("options must be a JSON object like '{\"seed\": 1}', not ") +
-                           (std::string_view(type) == "array" ? "an " : "a ") + type);
-  SPITupleTable* table = pg::pg_call([&] {
-    Oid types[1] = {JSONBOID};
-    Datum values[1] = {options};
-    SPI_execute_with_args("SELECT key, value FROM pg_catalog.jsonb_each_text($1)", 1, types, values, nullptr, false, 0);
-    return SPI_tuptable;
-  });
-  const uint64 rows = table->numvals;
-  std::vector<Option> out;
-  for (uint64 i = 0; i < rows; ++i) {
-    const char* key = pg::pg_call([&] { return SPI_getvalue(table->vals[i], table->tupdesc, 1); });
-    const char* value = pg::pg_call([&] { return SPI_getvalue(table->vals[i], table->tupdesc, 2); });
-    out.push_back({key, value ? std::optional<std::string>(value) : std::nullopt});
-  }
-  pg::pg_call([&] { SPI_freetuptable(table); });
-  return out;
-}
-
-// A seed for a run that names none, so two runs do not replay the same games. It is
-// stored with every game (selfplay->'seed'), so any game can still be replayed. 48 bits:
-// short enough to type back into options.
-std::uint64_t fresh_seed() {
-  std::uint64_t seed = 0;
-  if (!pg_strong_random(&seed, sizeof seed)) seed = mcts::mix64(std::uint64_t(GetCurrentTimestamp()) ^ std::uint64_t(MyProcPid));
-  return seed >> 16;
-}
-
-// The SQL types of the extension's board, move[] and move, read off pgmate.games's
-// columns (the extension never looks its own types up by name).
-struct SqlTypes {
-  Oid board = InvalidOid, move_array = InvalidOid, move = InvalidOid;
-};
-
-SqlTypes sql_types() {
-  return pg::pg_call([] {
-    SPI_execute("SELECT start, moves FROM pgmate.games LIMIT 0", false, 0);
-    SqlTypes types;
-    types.board = SPI_gettypeid(SPI_tuptable->tupdesc, 1);
-    types.move_array = SPI_gettypeid(SPI_tuptable->tupdesc, 2);
-    types.move = get_element_type(types.move_array);
-    SPI_freetuptable(SPI_tuptable);
-    return types;
-  });
-}
-
 // Writes finished games. Datums of one game live in game_memory, reset after each game:
 // transaction memory is no place for them once games commit one by one.
 class GameWriter {
  public:
   GameWriter(std::optional<std::int64_t> network, std::string player)
-      : types_(sql_types()), network_(network), player_(std::move(player)) {
+      : types_(pg::sql_types()), network_(network), player_(std::move(player)) {
     game_memory_ = pg::pg_call([] {
       return AllocSetContextCreate(CurrentMemoryContext, "pgmate selfplay game", ALLOCSET_DEFAULT_SIZES);
     });
@@ -211,7 +146,7 @@ class GameWriter {
     pg::pg_call([&] { SPI_freeplan(plan); });
   }
 
-  SqlTypes types_;
+  pg::SqlTypes types_;
   std::optional<std::int64_t> network_;
   std::string player_;
   MemoryContext game_memory_ = nullptr;
@@ -230,17 +165,16 @@ std::string one_decimal(double x) {
 // network NULL: pure MCTS (uniform priors, random playouts) in this backend; otherwise
 // the network of pgmate.networks served by pgmate-worker.
 PGMATE_FUNCTION(selfplay_procedure) {
-  const int games = int_arg(fcinfo, 0, "games");
-  const int simulations = int_arg(fcinfo, 1, "simulations");
+  const int games = pg::int_arg(fcinfo, 0, "games");
+  const int simulations = pg::int_arg(fcinfo, 1, "simulations");
   const std::optional<std::int64_t> network =
       PG_ARGISNULL(2) ? std::nullopt : std::optional<std::int64_t>(PG_GETARG_INT64(2));
-  const int parallel = int_arg(fcinfo, 3, "parallel");
+  const int parallel = pg::int_arg(fcinfo, 3, "parallel");
 
   // CALL outside a transaction block: each game commits on its own. Inside one (or a
   // subtransaction, such as a PL/pgSQL block with an exception handler) the caller's
   // transaction keeps them.
-  const bool nonatomic = fcinfo->context && IsA(fcinfo->context, CallContext) &&
-                         !castNode(CallContext, fcinfo->context)->atomic;
+  const bool nonatomic = pg::nonatomic_call(fcinfo);
   pg::pg_call([&] { SPI_connect_ext(nonatomic ? SPI_OPT_NONATOMIC : 0); });
   const bool commit_each_game = nonatomic && !IsSubTransaction();
 
@@ -258,7 +192,7 @@ PGMATE_FUNCTION(selfplay_procedure) {
   std::string run = "sql";
   bool seeded = false;
   if (!PG_ARGISNULL(4)) {
-    for (const Option& option : read_options(PG_GETARG_DATUM(4))) {
+    for (const pg::Option& option : pg::read_options(PG_GETARG_DATUM(4))) {
       const std::string key = quote_input(option.key, 64);
       if (!option.value) throw pg::SqlError(ERRCODE_INVALID_PARAMETER_VALUE, "option " + key + " must not be null");
       if (option.key == "run") {
@@ -276,7 +210,7 @@ PGMATE_FUNCTION(selfplay_procedure) {
       if (option.key == "seed") seeded = true;
     }
   }
-  if (!seeded) config.seed = fresh_seed();
+  if (!seeded) config.seed = pg::fresh_seed();
   // The trees live in this backend: refuse what would not fit before building anything.
   const std::size_t budget = std::size_t(pg::selfplay_tree_memory_mb) << 20;
   if (const std::size_t need = mcts::estimated_memory_bytes(config); need > budget)

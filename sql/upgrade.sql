@@ -13,20 +13,22 @@ CREATE TEMP TABLE fresh_types AS
   WHERE typname IN ('board', 'move', 'checkers_board', 'checkers_move');
 
 -- and what pg_depend does not show either: who may run what, the columns of the tables and views
--- that changed, and the self-play check constraint
+-- that changed, and the constraints of the tables that changed
 CREATE TEMP TABLE fresh_acls AS
   SELECT p.oid::regprocedure::text AS routine, coalesce(p.proacl::text, 'default') AS acl
   FROM pg_proc p JOIN pg_depend d ON d.classid = 'pg_proc'::regclass AND d.objid = p.oid AND d.deptype = 'e'
     AND d.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'pgmate');
 CREATE TEMP TABLE fresh_checks AS
   SELECT conname, pg_get_constraintdef(oid) AS definition FROM pg_constraint
-  WHERE conrelid = 'pgmate.selfplay_positions'::regclass AND contype = 'c';
+  WHERE conrelid IN ('pgmate.selfplay_positions'::regclass, 'pgmate.games'::regclass, 'pgmate.matches'::regclass)
+    AND contype IN ('c', 'f', 'u');
 CREATE TEMP TABLE fresh_columns AS
   SELECT attrelid::regclass::text AS relation, attnum, attname, atttypid::regtype::text AS type, attgenerated,
          pg_get_expr(adbin, adrelid) AS expression
   FROM pg_attribute LEFT JOIN pg_attrdef ON adrelid = attrelid AND adnum = attnum
   WHERE attrelid IN ('pgmate.networks'::regclass, 'pgmate.selfplay_positions'::regclass,
-                     'pgmate.training_targets'::regclass)
+                     'pgmate.training_targets'::regclass, 'pgmate.games'::regclass, 'pgmate.matches'::regclass,
+                     'pgmate.match_results'::regclass)
     AND attnum > 0 AND NOT attisdropped;
 
 SET client_min_messages = warning;
@@ -67,18 +69,22 @@ SELECT 'fresh' AS install, * FROM (TABLE fresh_columns EXCEPT
   SELECT attrelid::regclass::text, attnum, attname, atttypid::regtype::text, attgenerated, pg_get_expr(adbin, adrelid)
   FROM pg_attribute LEFT JOIN pg_attrdef ON adrelid = attrelid AND adnum = attnum
   WHERE attrelid IN ('pgmate.networks'::regclass, 'pgmate.selfplay_positions'::regclass,
-                     'pgmate.training_targets'::regclass)
+                     'pgmate.training_targets'::regclass, 'pgmate.games'::regclass, 'pgmate.matches'::regclass,
+                     'pgmate.match_results'::regclass)
     AND attnum > 0 AND NOT attisdropped) f
 UNION ALL
 SELECT 'upgraded', * FROM (
   SELECT attrelid::regclass::text, attnum, attname, atttypid::regtype::text, attgenerated, pg_get_expr(adbin, adrelid)
   FROM pg_attribute LEFT JOIN pg_attrdef ON adrelid = attrelid AND adnum = attnum
   WHERE attrelid IN ('pgmate.networks'::regclass, 'pgmate.selfplay_positions'::regclass,
-                     'pgmate.training_targets'::regclass)
+                     'pgmate.training_targets'::regclass, 'pgmate.games'::regclass, 'pgmate.matches'::regclass,
+                     'pgmate.match_results'::regclass)
     AND attnum > 0 AND NOT attisdropped
   EXCEPT TABLE fresh_columns) u;
 SELECT conname, pg_get_constraintdef(oid) = f.definition AS as_fresh FROM pg_constraint JOIN fresh_checks f USING (conname)
-  WHERE conrelid = 'pgmate.selfplay_positions'::regclass AND contype = 'c';
+  WHERE conrelid IN ('pgmate.selfplay_positions'::regclass, 'pgmate.games'::regclass, 'pgmate.matches'::regclass)
+    AND contype IN ('c', 'f', 'u')
+  ORDER BY conname;
 -- the old network is marked, hashed, and refused without being opened
 SELECT name, notes, weights_sha256 = sha256(weights) AS hashed FROM pgmate.networks;
 SELECT pgmate.wait_for_worker();

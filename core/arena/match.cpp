@@ -175,6 +175,8 @@ MatchRunner::MatchRunner(MatchConfig config, PlayerSpec a, PlayerSpec b, std::ve
     } else if (spec.type == PlayerType::kMcts) {
       impl_->rollouts[p] = std::make_unique<mcts::RolloutEvaluator>(mcts::mix64(config.seed ^ (0x9e37u + p)));
       impl_->evaluators[p] = impl_->rollouts[p].get();
+    } else if (spec.type == PlayerType::kUci) {
+      impl_->engines[p].push_back(std::make_unique<UciEngine>(spec.command, spec.uci_options, config.uci_start_timeout));
     }
   }
 }

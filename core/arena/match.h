@@ -76,7 +76,9 @@ using EvaluatorFor = std::function<mcts::Evaluator&(const PlayerSpec&)>;
 class MatchRunner {
  public:
   // `openings` must not be empty. Throws std::invalid_argument for a net player when
-  // evaluator_for is empty, and UciError when a UCI engine cannot be started.
+  // evaluator_for is empty, and UciError when a UCI engine cannot be started: each UCI
+  // side's first engine starts here, so a match that cannot be played fails before
+  // anything of it is stored.
   MatchRunner(MatchConfig config, PlayerSpec a, PlayerSpec b, std::vector<Opening> openings,
               EvaluatorFor evaluator_for = {});
   ~MatchRunner();

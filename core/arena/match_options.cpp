@@ -8,6 +8,7 @@
 
 #include "common/json.h"
 #include "common/text.h"
+#include "mcts/random.h"
 
 namespace pgmate::arena {
 namespace {
@@ -33,7 +34,9 @@ std::string fixed(double v, int decimals) {
 
 std::string signed_elo(double elo) {
   if (std::isinf(elo)) return elo > 0 ? "+inf" : "-inf";
-  std::string text = elo >= 0 ? "+" : "";
+  elo = std::round(elo);
+  if (elo == 0) return "0";  // not "+-0" from a negative zero
+  std::string text = elo > 0 ? "+" : "";
   return text.append(fixed(elo, 0));  // appended: GCC 12 warns falsely (-Wrestrict) on "x" + std::string
 }
 
@@ -80,6 +83,16 @@ void set_match_option(MatchOptions& o, std::string_view raw_name, std::string_vi
   }
   if (name.rfind("sprt_", 0) == 0) o.sprt = sprt;
   o.given.push_back(std::move(name));
+}
+
+std::uint64_t seed_of_name(std::string_view name) {
+  std::uint64_t h = 0xcbf29ce484222325ULL;  // FNV-1a
+  for (const char c : name) h = (h ^ static_cast<unsigned char>(c)) * 0x100000001b3ULL;
+  return mcts::mix64(h) >> 16;
+}
+
+std::string default_match_name(const PlayerSpec& a, const PlayerSpec& b, std::uint64_t seed) {
+  return display_name(a) + " vs " + display_name(b) + " seed " + std::to_string(seed);
 }
 
 void set_sprt(MatchOptions& o, std::string_view text) {

@@ -37,6 +37,11 @@ struct MatchOptions {
 
 // Throws std::invalid_argument "option NAME: ..." naming the option and the value.
 void set_match_option(MatchOptions& options, std::string_view name, std::string_view value);
+// The seed of a named match that was given none, the same on every machine, so the same
+// command (or CALL) replays and resumes it: 48 bits of a hash of the name.
+std::uint64_t seed_of_name(std::string_view name);
+// The name of a match that was given none.
+std::string default_match_name(const PlayerSpec& a, const PlayerSpec& b, std::uint64_t seed);
 // "elo0,elo1[,alpha,beta]" (the CLI's --sprt).
 void set_sprt(MatchOptions& options, std::string_view text);
 // What a match stores and a resumed match must match: every setting but name and games.

@@ -78,7 +78,14 @@ UciEngine::UciEngine(const std::string& command, const std::vector<std::pair<std
   // the engines itself.
   posix_spawnattr_t attr;
   posix_spawnattr_init(&attr);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+  // Default signal handling and no blocked signals, whatever the caller (a PostgreSQL
+  // backend ignores SIGPIPE, say) set up for itself.
+  sigset_t all, none;
+  sigfillset(&all);
+  sigemptyset(&none);
+  posix_spawnattr_setsigdefault(&attr, &all);
+  posix_spawnattr_setsigmask(&attr, &none);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
   posix_spawnattr_setpgroup(&attr, 0);
   std::vector<char*> argv;
   std::vector<std::string> args = words;

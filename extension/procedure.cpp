@@ -1,0 +1,69 @@
+#include "procedure.h"
+
+#include <string_view>
+
+#include "mcts/random.h"
+
+extern "C" {
+#include "executor/spi.h"
+#include "nodes/parsenodes.h"
+#include "utils/timestamp.h"
+}
+
+namespace pgmate::pg {
+
+int int_arg(FunctionCallInfo fcinfo, int n, const char* name) {
+  if (PG_ARGISNULL(n)) throw SqlError(ERRCODE_NULL_VALUE_NOT_ALLOWED, std::string(name) + " must not be NULL");
+  return PG_GETARG_INT32(n);
+}
+
+std::vector<Option> read_options(Datum options, const char* what) {
+  const char* type = pg_call([&] {
+    Oid types[1] = {JSONBOID};
+    Datum values[1] = {options};
+    SPI_execute_with_args("SELECT pg_catalog.jsonb_typeof($1)", 1, types, values, nullptr, false, 0);
+    return SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
+  });
+  if (std::string_view(type) != "object")
+    throw SqlError(ERRCODE_INVALID_PARAMETER_VALUE, std::string(what) + " must be a JSON object like '{\"seed\": 1}', not " +
+                                                        (std::string_view(type) == "array" ? "an " : "a ") + type);
+  SPITupleTable* table = pg_call([&] {
+    Oid types[1] = {JSONBOID};
+    Datum values[1] = {options};
+    SPI_execute_with_args("SELECT key, value FROM pg_catalog.jsonb_each_text($1)", 1, types, values, nullptr, false, 0);
+    return SPI_tuptable;
+  });
+  const uint64 rows = table->numvals;
+  std::vector<Option> out;
+  for (uint64 i = 0; i < rows; ++i) {
+    const char* key = pg_call([&] { return SPI_getvalue(table->vals[i], table->tupdesc, 1); });
+    const char* value = pg_call([&] { return SPI_getvalue(table->vals[i], table->tupdesc, 2); });
+    out.push_back({key, value ? std::optional<std::string>(value) : std::nullopt});
+  }
+  pg_call([&] { SPI_freetuptable(table); });
+  return out;
+}
+
+std::uint64_t fresh_seed() {
+  std::uint64_t seed = 0;
+  if (!pg_strong_random(&seed, sizeof seed)) seed = mcts::mix64(std::uint64_t(GetCurrentTimestamp()) ^ std::uint64_t(MyProcPid));
+  return seed >> 16;
+}
+
+SqlTypes sql_types() {
+  return pg_call([] {
+    SPI_execute("SELECT start, moves FROM pgmate.games LIMIT 0", false, 0);
+    SqlTypes types;
+    types.board = SPI_gettypeid(SPI_tuptable->tupdesc, 1);
+    types.move_array = SPI_gettypeid(SPI_tuptable->tupdesc, 2);
+    types.move = get_element_type(types.move_array);
+    SPI_freetuptable(SPI_tuptable);
+    return types;
+  });
+}
+
+bool nonatomic_call(FunctionCallInfo fcinfo) {
+  return fcinfo->context && IsA(fcinfo->context, CallContext) && !castNode(CallContext, fcinfo->context)->atomic;
+}
+
+}  // namespace pgmate::pg
