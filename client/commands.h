@@ -13,12 +13,14 @@ int import_command(const std::vector<std::string>& args);
 int selfplay_command(const std::vector<std::string>& args);
 int play_command(const std::vector<std::string>& args);
 int arena_command(const std::vector<std::string>& args);
+int uci_command(const std::vector<std::string>& args);
 
 extern const char* const kPerftUsage;
 extern const char* const kMovesUsage;
 extern const char* const kSelfplayUsage;
 extern const char* const kPlayUsage;
 extern const char* const kArenaUsage;
+extern const char* const kUciUsage;
 // Here rather than in import_command.cpp, which is built only with libpqxx.
 inline constexpr const char* kImportUsage =
     "pgmate import [--db CONNINFO] [--on-error fail|skip] [--batch N] FILE.pgn|-\n"

@@ -17,6 +17,7 @@ void print_help(std::ostream& out) {
       << "  " << pgmate::cli::kSelfplayUsage << "\n"
       << "  " << pgmate::cli::kPlayUsage << "\n"
       << "  " << pgmate::cli::kArenaUsage << "\n"
+      << "  " << pgmate::cli::kUciUsage << "\n"
 #ifndef PGMATE_HAVE_PQXX
       << "\nThis pgmate was built without libpqxx: import and selfplay --db are not available.\n"
 #endif
@@ -38,6 +39,7 @@ int main(int argc, char** argv) {
   if (command == "selfplay") usage = kSelfplayUsage;
   if (command == "play") usage = kPlayUsage;
   if (command == "arena") usage = kArenaUsage;
+  if (command == "uci") usage = kUciUsage;
   try {
     if (command == "perft") return perft_command(args);
     if (command == "moves") return moves_command(args);
@@ -45,6 +47,7 @@ int main(int argc, char** argv) {
     if (command == "selfplay") return selfplay_command(args);
     if (command == "play") return play_command(args);
     if (command == "arena") return arena_command(args);
+    if (command == "uci") return uci_command(args);
     std::cerr << "pgmate: unknown command \"" << command << "\"\n";
     print_help(std::cerr);
     return 2;

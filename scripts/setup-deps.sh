@@ -8,7 +8,8 @@ packages=(
   clang libclang-rt-14-dev          # libFuzzer targets and sanitizers
   postgresql-15 postgresql-server-dev-15 postgresql-common libpqxx-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  stockfish                         # perft oracle and speed peer (/usr/games/stockfish)
+  stockfish                         # perft oracle, speed peer and arena opponent (/usr/games/stockfish)
+  polyglot                          # UCI-to-xboard adapter: drives pgmate uci in a test
   gnuchess-book                     # a real Polyglot book: the key tests read it
   pgn-extract                       # eco.pgn: named opening lines
 )

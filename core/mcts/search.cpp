@@ -464,6 +464,7 @@ void Search::deliver(std::span<const EvalResult> results) {
 
 bool Search::finished() const { return impl_->finished(); }
 int Search::simulations_done() const { return impl_->sims_done; }
+void Search::set_simulations(int simulations) { impl_->params.simulations = std::max(1, simulations); }
 size_t Search::tree_size() const { return count_nodes(impl_->root); }
 
 RootStats Search::root_stats() const {

@@ -117,6 +117,10 @@ class Search {
   // counts, the policy target, show the quickest win.
   bool finished() const;
   int simulations_done() const;  // this move's simulations so far
+  // Changes this move's simulation budget (SearchParams::simulations) from now on. A
+  // search under a clock raises it step by step: gather() completes visits that need no
+  // evaluation (a proven root's) up to the budget, so a budget far ahead would spin there.
+  void set_simulations(int simulations);
 
   RootStats root_stats() const;
   // Chooses the move to play: a proven win (the quickest) when there is one, else a
