@@ -50,7 +50,13 @@ void time_cpu(const Position& root, int depth, double budget, Children children,
     level.swap(next);
   }
   const int sub_depth = depth - (depth > 2 ? 2 : depth > 1 ? 1 : 0);
-  const std::size_t stride = level.size() >= 64 ? 7 : 1;  // spread the sample over the root moves
+  // Spread the sample over the root moves: a stride prime to the count visits each once.
+  std::size_t stride = 1;
+  for (std::size_t p : {7, 11, 13})
+    if (level.size() >= 64 && level.size() % p != 0) {
+      stride = p;
+      break;
+    }
   std::size_t timed = 0;
   const auto start = Clock::now();
   for (std::size_t k = 0; k < level.size(); ++k) {
@@ -117,18 +123,27 @@ int main(int argc, char** argv) {
     const char* fen;
     int depth;
     std::uint64_t expected;
+    int leaf_blocks = 0;  // register cap of the two-ply leaf kernel (0: the default)
   };
-  std::vector<ChessCase> chess_cases = {
-      {"start", "startpos", 7, 3195901860ULL},
-      {"start", "startpos", 8, 84998978956ULL},
-      {"kiwipete", "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1", 6, 8031647685ULL}};
-  if (quick) chess_cases = {{"start", "startpos", 6, 119060324ULL}, {"kiwipete", chess_cases[2].fen, 5, 193690690ULL}};
+  constexpr const char* kKiwipete = "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1";
+  std::vector<ChessCase> chess_cases = {{"start", "startpos", 7, 3195901860ULL},
+                                        {"start", "startpos", 8, 84998978956ULL},
+                                        {"kiwipete", kKiwipete, 6, 8031647685ULL},
+                                        // The leaf kernel capped at 80 registers (3 blocks/SM).
+                                        {"start/leaf3", "startpos", 7, 3195901860ULL, 3},
+                                        {"kiwipete/leaf3", kKiwipete, 6, 8031647685ULL, 3}};
+  if (quick) chess_cases = {{"start", "startpos", 6, 119060324ULL}, {"kiwipete", kKiwipete, 5, 193690690ULL}};
   for (const auto& c : chess_cases) {
-    Row row{"chess", c.name, c.depth};
+    Row row;
+    row.game = "chess";
+    row.position = c.name;
+    row.depth = c.depth;
     row.expected = c.expected;
     const chess::Board b = chess::parse_fen(c.fen);
+    gpu::BfsOptions options;
+    options.leaf_blocks_per_sm = c.leaf_blocks;
     const auto t = Clock::now();
-    row.gpu_nodes = gpu::perft_bfs(b, c.depth);
+    row.gpu_nodes = gpu::perft_bfs(b, c.depth, options);
     row.gpu_seconds = seconds_since(t);
     time_cpu(b, c.depth, cpu_budget, chess_children, [](const chess::Board& x, int d) { return chess::perft(x, d); },
              row);
@@ -136,7 +151,10 @@ int main(int argc, char** argv) {
   }
   std::vector<int> checkers_depths = quick ? std::vector<int>{11, 12} : std::vector<int>{12, 13, 14};
   for (int depth : checkers_depths) {
-    Row row{"checkers", "start", depth};
+    Row row;
+    row.game = "checkers";
+    row.position = "start";
+    row.depth = depth;
     row.expected = checkers::testing::kStartPerft[depth - 1];
     const auto t = Clock::now();
     row.gpu_nodes = gpu::checkers_perft_split(checkers::Board::start(), depth);
@@ -157,13 +175,13 @@ int main(int argc, char** argv) {
                       "cpu_seconds\tcpu_nodes_per_s\tcpu_method\tratio\n");
   }
   bool all_correct = true;
-  std::printf("\n%-9s %-9s %5s %16s %8s %10s %14s %14s %9s  %s\n", "game", "position", "depth", "gpu nodes", "correct",
+  std::printf("\n%-9s %-14s %5s %16s %8s %10s %14s %14s %9s  %s\n", "game", "position", "depth", "gpu nodes", "correct",
               "gpu s", "gpu nodes/s", "cpu nodes/s", "ratio", "cpu timing");
   for (const Row& r : rows) {
     const bool correct = r.gpu_nodes == r.expected;
     all_correct &= correct;
     const double gpu_nps = r.gpu_nodes / r.gpu_seconds, cpu_nps = r.cpu_nodes / r.cpu_seconds;
-    std::printf("%-9s %-9s %5d %16llu %8s %10.3f %14.4g %14.4g %9.1f  %s\n", r.game.c_str(), r.position.c_str(),
+    std::printf("%-9s %-14s %5d %16llu %8s %10.3f %14.4g %14.4g %9.1f  %s\n", r.game.c_str(), r.position.c_str(),
                 r.depth, (unsigned long long)r.gpu_nodes, correct ? "yes" : "NO", r.gpu_seconds, gpu_nps, cpu_nps,
                 gpu_nps / cpu_nps, r.cpu_method.c_str());
     if (tsv)

@@ -147,6 +147,7 @@ std::vector<std::uint64_t> checkers_perft_batch(const std::vector<checkers::Boar
   if (n > std::size_t(1) << 30) throw std::invalid_argument("checkers_perft_batch: too many boards for one launch");
   PerftDevice& dev = PerftDevice::instance();
   std::lock_guard lock(dev.mutex());
+  dev.ensure_checkers_stack();
   dev.reset_cancel();
   auto& buf = buffers();
   checkers::Board* d_boards = buf.boards.reserve(n, dev.stream());
@@ -172,6 +173,7 @@ std::uint64_t checkers_perft_split(const checkers::Board& root, int depth, check
   if (depth <= 0) return 1;
   PerftDevice& dev = PerftDevice::instance();
   std::lock_guard lock(dev.mutex());
+  dev.ensure_checkers_stack();
   dev.reset_cancel();
   SplitRun run(dev, rule, cancelled);
   const std::uint64_t nodes = run.run({root}, depth, double(std::max<std::uint64_t>(1, checkers::count_legal_moves(root, rule))));

@@ -11,9 +11,9 @@ namespace {
 // static frames). Measured frames (ptxas -v, sm_90, CUDA 13) per ply: perft 152-160 B,
 // generate_moves 16, generate_moves_for 136, its jump lambda 48, jump_sequences 120 + jump
 // 8-16, child 48: about 530 B, plus about 130 B for every further jump of a multi-jump.
-// So 640 B per ply, one spare ply, and a 12-jump chain. Set once (it is context-wide, it
-// reserves this much local memory for every resident thread, and resizing waits for the
-// device to go idle): about 9 KB, so 2.4 GB on an H100.
+// So 640 B per ply, one spare ply, and a 12-jump chain: about 9 KB. Set once, at the first
+// checkers perft: it is context-wide, reserves that much local memory for every resident
+// thread (about 2.4 GB on an H100), and resizing waits for the device to go idle.
 constexpr std::size_t kCheckersStackBytes = 1024 + 640 * (kCheckersStackPlies + 1) + 136 * 12;
 }  // namespace
 
@@ -46,10 +46,15 @@ PerftDevice::PerftDevice() {
   void* dev = nullptr;
   check(cudaHostGetDevicePointer(&dev, host, 0), "map cancel word");
   device_cancel_ = static_cast<unsigned*>(dev);
+  partial.ok = true;
+}
+
+void PerftDevice::ensure_checkers_stack() {
+  if (checkers_stack_set_) return;
   std::size_t stack = 0;
   check(cudaDeviceGetLimit(&stack, cudaLimitStackSize), "get stack size");
   if (stack < kCheckersStackBytes) check(cudaDeviceSetLimit(cudaLimitStackSize, kCheckersStackBytes), "set stack size");
-  partial.ok = true;
+  checkers_stack_set_ = true;
 }
 
 PerftDevice::~PerftDevice() { release_resources(); }

@@ -37,6 +37,10 @@ class PerftDevice {
   // Serialises the perft runs (buffers and the cancel word are shared).
   std::mutex& mutex() { return mutex_; }
 
+  // Raises the context's stack limit for the recursive checkers kernels, the first time
+  // only (call with mutex() held).
+  void ensure_checkers_stack();
+
   // Clears the cancel word before a run.
   void reset_cancel() { *host_cancel_ = 0; }
   bool cancel_set() const { return *host_cancel_ != 0; }
@@ -61,6 +65,7 @@ class PerftDevice {
   cudaEvent_t done_ = nullptr;
   volatile unsigned* host_cancel_ = nullptr;
   unsigned* device_cancel_ = nullptr;
+  bool checkers_stack_set_ = false;
   std::mutex mutex_;
 };
 

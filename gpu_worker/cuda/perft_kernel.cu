@@ -22,14 +22,12 @@ using detail::PerftDevice;
 namespace {
 
 // Block sizes and register caps. The leaf kernel carries a 516-byte move list in local
-// memory; capping it at 128 registers (2 blocks of 256 per SM at least) keeps occupancy
-// without spilling the generator's working set (see gpu_worker/README.md for the report).
+// memory. It is built twice: at least 2 blocks of 256 per SM (125 registers, no spills,
+// 25 % occupancy) and at least 3 (80 registers, 88 bytes of spills, 37.5 %); which is
+// faster has to be measured on the GPU (BfsOptions::leaf_blocks_per_sm, gpu_perft_bench).
 constexpr unsigned kThreads = 256;
 constexpr unsigned kPerThreadThreads = 64;
-#ifndef PGMATE_LEAF_MIN_BLOCKS
-#define PGMATE_LEAF_MIN_BLOCKS 2
-#endif
-constexpr unsigned kLeafMinBlocks = PGMATE_LEAF_MIN_BLOCKS;
+
 
 __global__ void __launch_bounds__(kPerThreadThreads) perft_thread_kernel(const CompactBoard* boards, int n, int depth,
                                                                           CancelWord cancel,
@@ -66,8 +64,8 @@ __global__ void __launch_bounds__(kThreads) expand_kernel(const CompactBoard* pa
 
 // Sum over boards of perft(board, Plies) for Plies 1 or 2 (the fused last two plies:
 // each move made and its replies counted). One cancel read per warp, one atomic per warp.
-template <int Plies>
-__global__ void __launch_bounds__(kThreads, kLeafMinBlocks) leaf_kernel(const CompactBoard* boards, std::size_t n,
+template <int Plies, int MinBlocks>
+__global__ void __launch_bounds__(kThreads, MinBlocks) leaf_kernel(const CompactBoard* boards, std::size_t n,
                                                             CancelWord cancel, unsigned long long* total) {
   const std::size_t i = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x;
   unsigned stop = 0;
@@ -129,8 +127,14 @@ constexpr std::size_t kMaxParentsPerExpand = std::size_t(1) << 22;
 // One breadth-first perft: a stack allocator over the arena, levels pushed and popped.
 class BfsRun {
  public:
-  BfsRun(PerftDevice& device, char* arena, std::size_t capacity, const std::function<bool()>& cancelled)
-      : dev_(device), arena_(arena), capacity_(capacity), cancelled_(cancelled), readback_(buffers().readback) {}
+  BfsRun(PerftDevice& device, char* arena, std::size_t capacity, const std::function<bool()>& cancelled,
+         int leaf_blocks)
+      : dev_(device),
+        arena_(arena),
+        capacity_(capacity),
+        cancelled_(cancelled),
+        readback_(buffers().readback),
+        leaf_blocks_(leaf_blocks) {}
 
   // Plies below each of the n boards at `level`; `branching` estimates moves per board.
   std::uint64_t subtree(const CompactBoard* level, std::size_t n, int remaining, double branching) {
@@ -213,12 +217,14 @@ class BfsRun {
       dev_.throw_if_cancelled(cancelled_);
       const std::size_t m = std::min(per_launch, n - at);
       check(cudaMemsetAsync(total, 0, sizeof *total, dev_.stream()), "clear total");
-      if (plies == 2)
-        leaf_kernel<2><<<blocks_for(m, kThreads), kThreads, 0, dev_.stream()>>>(level + at, m,
-                                                                                dev_.device_cancel_word(), total);
+      const unsigned blocks = blocks_for(m, kThreads);
+      CancelWord cancel = dev_.device_cancel_word();
+      if (plies == 2 && leaf_blocks_ >= 3)
+        leaf_kernel<2, 3><<<blocks, kThreads, 0, dev_.stream()>>>(level + at, m, cancel, total);
+      else if (plies == 2)
+        leaf_kernel<2, 2><<<blocks, kThreads, 0, dev_.stream()>>>(level + at, m, cancel, total);
       else
-        leaf_kernel<1><<<blocks_for(m, kThreads), kThreads, 0, dev_.stream()>>>(level + at, m,
-                                                                                dev_.device_cancel_word(), total);
+        leaf_kernel<1, 2><<<blocks, kThreads, 0, dev_.stream()>>>(level + at, m, cancel, total);
       check(cudaGetLastError(), "launch leaf kernel");
       check(cudaMemcpyAsync(&readback_[2], total, 8, cudaMemcpyDeviceToHost, dev_.stream()), "read total");
       dev_.wait(cancelled_, "run leaf kernel");
@@ -233,6 +239,7 @@ class BfsRun {
   std::size_t used_ = 0;
   const std::function<bool()>& cancelled_;
   detail::PinnedBuffer<unsigned long long>& readback_;
+  int leaf_blocks_;
 };
 
 std::size_t default_bfs_memory() {
@@ -319,7 +326,10 @@ std::uint64_t perft_bfs(const chess::Board& root, int depth, const BfsOptions& o
   const CompactBoard start = CompactBoard::from(root);
   check(cudaMemcpyAsync(arena, &start, sizeof start, cudaMemcpyHostToDevice, dev.stream()), "copy root");
   // The root occupies the arena's first bytes; the run allocates after it.
-  BfsRun run(dev, arena + 256, budget - 256, options.cancelled);
+  int leaf_blocks = options.leaf_blocks_per_sm;
+  if (leaf_blocks == 0)
+    if (const char* env = std::getenv("PGMATE_GPU_LEAF_BLOCKS")) leaf_blocks = std::atoi(env);
+  BfsRun run(dev, arena + 256, budget - 256, options.cancelled, leaf_blocks);
   // The root's branching is a guess (host move generation is not built into this file);
   // every later estimate is measured from the level sizes.
   const std::uint64_t nodes = run.subtree(reinterpret_cast<const CompactBoard*>(arena), 1, depth, 32.0);

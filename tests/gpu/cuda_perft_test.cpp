@@ -82,7 +82,9 @@ TEST(CudaPerftPerThread, SuiteDepths1To4MatchPublishedCounts) {
     ASSERT_EQ(counts.size(), boards.size());
     for (size_t i = 0; i < boards.size(); ++i)
       for (auto [d, expected] : suite()[i].counts)
-        if (d == depth) EXPECT_EQ(counts[i], expected) << suite()[i].fen << " depth " << depth;
+        if (d == depth) {
+          EXPECT_EQ(counts[i], expected) << suite()[i].fen << " depth " << depth;
+        }
   }
 }
 
@@ -91,7 +93,9 @@ TEST(CudaPerftPerThread, SuiteDepth5ThroughChildrenMatchesPublishedCounts) {
   SKIP_WITHOUT_GPU();
   for (const auto& e : suite())
     for (auto [d, expected] : e.counts)
-      if (d == 5) EXPECT_EQ(sum(gpu::perft_batch(children(e.board), 4)), expected) << e.fen;
+      if (d == 5) {
+        EXPECT_EQ(sum(gpu::perft_batch(children(e.board), 4)), expected) << e.fen;
+      }
 }
 
 // The review's stack-overflow cases: threads with 6 plies each (the old recursive kernel
@@ -127,7 +131,9 @@ TEST(CudaPerftBreadthFirst, SuiteDepth6OnTheFirstTenPositions) {
   SKIP_WITHOUT_GPU();
   for (size_t i = 0; i < 10; ++i)
     for (auto [d, expected] : suite()[i].counts)
-      if (d == 6) EXPECT_EQ(gpu::perft_bfs(suite()[i].board, 6), expected) << suite()[i].fen;
+      if (d == 6) {
+        EXPECT_EQ(gpu::perft_bfs(suite()[i].board, 6), expected) << suite()[i].fen;
+      }
 }
 
 TEST(CudaPerftBreadthFirst, ReviewRegressionCounts) {
@@ -138,6 +144,16 @@ TEST(CudaPerftBreadthFirst, ReviewRegressionCounts) {
   EXPECT_EQ(gpu::perft_bfs(start, 6), 119060324u);
   EXPECT_EQ(gpu::perft_bfs(start, 7), 3195901860u);
   EXPECT_EQ(gpu::perft_bfs(parse_fen(kKiwipete), 5), 193690690u);
+}
+
+// The leaf kernel's other register cap (80 registers, 3 blocks per SM) counts the same.
+TEST(CudaPerftBreadthFirst, LeafKernelWithThreeBlocksPerSmMatches) {
+  SKIP_WITHOUT_GPU();
+  gpu::BfsOptions options;
+  options.leaf_blocks_per_sm = 3;
+  EXPECT_EQ(gpu::perft_bfs(parse_fen("startpos"), 6, options), 119060324u);
+  EXPECT_EQ(gpu::perft_bfs(parse_fen(kKiwipete), 5, options), 193690690u);
+  EXPECT_EQ(gpu::perft_bfs(parse_fen(kPosition3), 7, options), 178633661u);
 }
 
 // A tiny memory budget forces every level to be split over its parents.
