@@ -46,37 +46,44 @@ struct CompactBoard {
     return c;
   }
 
-  // Plays a legal move (as generated for this position).
+  // Plays a legal move (as generated for this position). Written without run-time array
+  // indices (colour and type are selected, loops unrolled), so on the device the board
+  // stays in registers instead of local memory.
   PGMATE_HD void play(Move m) {
-    const Color us = Color(side), them = Color(side ^ 1);
+    const bool black = side != kWhite;
     const Square from = m.from(), to = m.to();
     const Bitboard from_bb = bb(from), to_bb = bb(to);
-    // The moving piece's type: the one set holding `from`, else the king (5 when none).
+    Bitboard ours = black ? colors[1] : colors[0];
+    Bitboard theirs = black ? colors[0] : colors[1];
+    // The moving piece's type: the one set holding `from`, else the king.
     int moving = kKing;
+PGMATE_UNROLL
     for (int t = kQueen; t >= kPawn; --t)
       if (types[t] & from_bb) moving = t;
     ep = kNoSquare;
     if (m.kind() == kCastling) {
       const bool king_side = to > from;
       const Bitboard rook_move = king_side ? (bb(from + 3) | bb(from + 1)) : (bb(from - 4) | bb(from - 1));
-      colors[us] ^= from_bb | to_bb | rook_move;
+      ours ^= from_bb | to_bb | rook_move;
       types[kRook] ^= rook_move;
     } else {
-      const Square captured_square = m.kind() == kEnPassant ? (us == kWhite ? to - 8 : to + 8) : to;
+      const Square captured_square = m.kind() == kEnPassant ? (black ? to + 8 : to - 8) : to;
       const Bitboard cleared = from_bb | bb(captured_square);
-      colors[them] &= ~bb(captured_square);
-      for (int t = 0; t < 5; ++t) types[t] &= ~cleared;
-      colors[us] ^= from_bb | to_bb;
+      theirs &= ~bb(captured_square);
+      ours ^= from_bb | to_bb;
       const int placed = m.kind() == kPromotion ? int(m.promotion()) : moving;
-      if (placed != kKing) types[placed] |= to_bb;
+PGMATE_UNROLL
+      for (int t = 0; t < 5; ++t) types[t] = (types[t] & ~cleared) | (t == placed ? to_bb : 0);
       if (moving == kPawn && (from ^ to) == 16) {
-        const Bitboard beside = (shift_east(to_bb) | shift_west(to_bb)) & colors[them] & types[kPawn];
+        const Bitboard beside = (shift_east(to_bb) | shift_west(to_bb)) & theirs & types[kPawn];
         if (beside) ep = std::uint8_t((from + to) / 2);
       }
     }
+    colors[0] = black ? theirs : ours;
+    colors[1] = black ? ours : theirs;
     if ((from_bb | to_bb) & kCastlingSquares)
       castling &= ~(castling_rights_touching(from) | castling_rights_touching(to));
-    side = std::uint8_t(them);
+    side = std::uint8_t(black ? kWhite : kBlack);
   }
 };
 static_assert(sizeof(CompactBoard) == 64, "CompactBoard must stay 64 bytes (device levels are sized by it)");

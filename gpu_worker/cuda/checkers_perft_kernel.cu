@@ -47,6 +47,9 @@ __global__ void __launch_bounds__(kThreads) checkers_perft_sum_kernel(const chec
 // and about kTargetNodesPerLaunch nodes (some tens of ms), so the network's stream gets the
 // SMs back often; a thread searches at most kMaxNodesPerThread (estimated).
 constexpr std::size_t kMinFrontier = std::size_t(1) << 18;
+// A narrow frontier is widened only while threads keep at least this many plies (shallower
+// threads would leave the host generating boards faster than the GPU consumes them).
+constexpr int kMinThreadDepth = 5;
 constexpr std::size_t kMaxSlice = std::size_t(1) << 22;  // boards per host expansion slice (64 MiB)
 constexpr double kTargetNodesPerLaunch = 4e9;
 constexpr double kMaxNodesPerThread = kTargetNodesPerLaunch / double(kMinFrontier);
@@ -77,7 +80,8 @@ class SplitRun {
   std::uint64_t run(const std::vector<checkers::Board>& frontier, int remaining, double branching) {
     if (frontier.empty()) return 0;
     const double per_board = std::pow(std::max(branching, 1.0), remaining);
-    if (remaining <= 1 || (remaining <= kMaxCheckersThreadDepth && per_board <= kMaxNodesPerThread))
+    const bool narrow = frontier.size() < kMinFrontier && remaining > kMinThreadDepth;
+    if (remaining <= 1 || (!narrow && remaining <= kMaxCheckersThreadDepth && per_board <= kMaxNodesPerThread))
       return launch(frontier, remaining, per_board);
     // Too deep for one thread per board: one more ply on the host, in bounded slices.
     std::uint64_t nodes = 0;

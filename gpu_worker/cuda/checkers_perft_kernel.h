@@ -25,7 +25,8 @@ std::vector<std::uint64_t> checkers_perft_batch(const std::vector<checkers::Boar
 // Perft of one position: the first plies are expanded on the host (duplicates kept, since
 // perft counts paths), in slices of at most a few million boards, until each board's
 // subtree is estimated small enough that a launch of at least 256k threads stays around
-// 4e9 nodes; those run one thread per board, in launches sized by estimated nodes.
+// 4e9 nodes, and while the frontier is narrower than 256k boards and the threads would keep
+// more than 5 plies; the boards then run one thread each, in launches sized by estimated nodes.
 // `cancelled` is polled between slices and launches and while a kernel runs (the kernel
 // then stops at once); a true answer throws PerftCancelled. std::overflow_error when the
 // count exceeds 2^64 - 1.

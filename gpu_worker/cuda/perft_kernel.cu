@@ -224,7 +224,7 @@ class BfsRun {
       else if (plies == 2)
         leaf_kernel<2, 2><<<blocks, kThreads, 0, dev_.stream()>>>(level + at, m, cancel, total);
       else
-        leaf_kernel<1, 2><<<blocks, kThreads, 0, dev_.stream()>>>(level + at, m, cancel, total);
+        leaf_kernel<1, 3><<<blocks, kThreads, 0, dev_.stream()>>>(level + at, m, cancel, total);
       check(cudaGetLastError(), "launch leaf kernel");
       check(cudaMemcpyAsync(&readback_[2], total, 8, cudaMemcpyDeviceToHost, dev_.stream()), "read total");
       dev_.wait(cancelled_, "run leaf kernel");
