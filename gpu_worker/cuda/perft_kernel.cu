@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "chess/compact_board.h"
+#include "cuda/bfs_driver.h"
 #include "cuda/perft_device.cuh"
 
 namespace pgmate::gpu {
@@ -98,12 +99,6 @@ std::vector<CompactBoard> compact(const std::vector<chess::Board>& boards) {
   return out;
 }
 
-std::uint64_t add_checked(std::uint64_t a, std::uint64_t b) {
-  std::uint64_t sum;
-  if (__builtin_add_overflow(a, b, &sum)) throw std::overflow_error("perft node count exceeds 2^64 - 1");
-  return sum;
-}
-
 // Buffers kept between runs (guarded by PerftDevice::mutex()).
 struct ChessBuffers {
   detail::DeviceBuffer<CompactBoard> boards;
@@ -118,125 +113,57 @@ ChessBuffers& buffers() {
   return *b;
 }
 
-// Most nodes one leaf launch should count: about 40 ms at 100 G nodes/s, so the network's
-// high-priority stream gets the SMs back often and a launch never runs for long.
-constexpr double kTargetNodesPerLaunch = 4e9;
-constexpr std::size_t kMaxBoardsPerLaunch = std::size_t(1) << 24;
-constexpr std::size_t kMaxParentsPerExpand = std::size_t(1) << 22;
-
-// One breadth-first perft: a stack allocator over the arena, levels pushed and popped.
-class BfsRun {
+// The breadth-first driver's (bfs_driver.h) operations as kernels on the perft stream.
+class CudaBfsBackend {
  public:
-  BfsRun(PerftDevice& device, char* arena, std::size_t capacity, const std::function<bool()>& cancelled,
-         int leaf_blocks)
-      : dev_(device),
-        arena_(arena),
-        capacity_(capacity),
-        cancelled_(cancelled),
-        readback_(buffers().readback),
-        leaf_blocks_(leaf_blocks) {}
+  CudaBfsBackend(PerftDevice& device, const std::function<bool()>& cancelled, int leaf_blocks)
+      : dev_(device), cancelled_(cancelled), readback_(buffers().readback), leaf_blocks_(leaf_blocks) {}
 
-  // Plies below each of the n boards at `level`; `branching` estimates moves per board.
-  std::uint64_t subtree(const CompactBoard* level, std::size_t n, int remaining, double branching) {
-    if (remaining <= 2) return leaves(level, n, remaining, branching);
-    const std::size_t mark = used_;
-    auto* ends = alloc<unsigned long long>(n);
-    for (std::size_t at = 0; at < n; at += kMaxBoardsPerLaunch) {
-      const std::size_t m = std::min(kMaxBoardsPerLaunch, n - at);
-      count_moves_kernel<<<blocks_for(m, kThreads), kThreads, 0, dev_.stream()>>>(level + at, m, ends + at);
-      check(cudaGetLastError(), "launch count kernel");
-    }
-    std::size_t temp_bytes = 0;
-    check(cub::DeviceScan::InclusiveSum(nullptr, temp_bytes, ends, ends, n, dev_.stream()), "size prefix sum");
-    void* temp = alloc<char>(temp_bytes);
+  void count_moves(const CompactBoard* level, std::size_t n, unsigned long long* ends) {
+    count_moves_kernel<<<blocks_for(n, kThreads), kThreads, 0, dev_.stream()>>>(level, n, ends);
+    check(cudaGetLastError(), "launch count kernel");
+  }
+  std::size_t scan_temp_bytes(unsigned long long* ends, std::size_t n) {
+    std::size_t bytes = 0;
+    check(cub::DeviceScan::InclusiveSum(nullptr, bytes, ends, ends, n, dev_.stream()), "size prefix sum");
+    return bytes;
+  }
+  void inclusive_scan(void* temp, std::size_t temp_bytes, unsigned long long* ends, std::size_t n) {
     check(cub::DeviceScan::InclusiveSum(temp, temp_bytes, ends, ends, n, dev_.stream()), "prefix sum");
-    const std::uint64_t nodes = parents(level, ends, 0, n, remaining);
-    used_ = mark;
-    return nodes;
   }
-
- private:
-  template <class T>
-  T* alloc(std::size_t n) {
-    const std::size_t start = (used_ + 255) & ~std::size_t(255);
-    const std::size_t bytes = n * sizeof(T);
-    if (start + bytes > capacity_) throw std::runtime_error("GPU perft: level does not fit the device memory budget");
-    used_ = start + bytes;
-    return reinterpret_cast<T*>(arena_ + start);
-  }
-  std::size_t free_bytes() const { return capacity_ - std::min(capacity_, used_ + 256); }
-
-  // Reads ends[i] (i may be -1: 0) for the two bounds of a parent range.
-  std::pair<std::uint64_t, std::uint64_t> bounds(const unsigned long long* ends, std::size_t begin, std::size_t end) {
+  std::pair<std::uint64_t, std::uint64_t> read_ends(const unsigned long long* ends, std::size_t begin,
+                                                    std::size_t end) {
     readback_[0] = 0;
-    if (begin) check(cudaMemcpyAsync(&readback_[0], ends + begin - 1, 8, cudaMemcpyDeviceToHost, dev_.stream()), "read offsets");
+    if (begin)
+      check(cudaMemcpyAsync(&readback_[0], ends + begin - 1, 8, cudaMemcpyDeviceToHost, dev_.stream()), "read offsets");
     check(cudaMemcpyAsync(&readback_[1], ends + end - 1, 8, cudaMemcpyDeviceToHost, dev_.stream()), "read offsets");
     dev_.wait(cancelled_, "read offsets");
     return {readback_[0], readback_[1]};
   }
-
-  // Children of parents [begin, end) of `level` and everything below them: expanded in one
-  // piece when they (and room for the levels below) fit, else split in halves.
-  std::uint64_t parents(const CompactBoard* level, const unsigned long long* ends, std::size_t begin, std::size_t end,
-                        int remaining) {
-    dev_.throw_if_cancelled(cancelled_);
-    const auto [base, top] = bounds(ends, begin, end);
-    const std::uint64_t children = top - base;
-    if (children == 0) return 0;
-    const int child_remaining = remaining - 1;
-    // A level that will be expanded again takes at most half of what is free, so the
-    // levels below it get room too; the last stored level may take it all.
-    const std::size_t per_child = sizeof(CompactBoard) + (child_remaining > 2 ? sizeof(unsigned long long) : 0);
-    const std::size_t budget = child_remaining > 2 ? free_bytes() / 2 : free_bytes();
-    // CUB's scan state is about 16 bytes per tile of a few thousand items.
-    const std::size_t scan_slack = child_remaining > 2 ? children / 64 + (std::size_t(1) << 20) : 0;
-    if (children * per_child + scan_slack + 512 <= budget) {
-      const std::size_t mark = used_;
-      CompactBoard* next = alloc<CompactBoard>(children);
-      for (std::size_t at = begin; at < end; at += kMaxParentsPerExpand) {
-        const std::size_t m = std::min(kMaxParentsPerExpand, end - at);
-        expand_kernel<<<blocks_for(m, kThreads), kThreads, 0, dev_.stream()>>>(level, at, m, ends, base, next);
-        check(cudaGetLastError(), "launch expand kernel");
-      }
-      const std::uint64_t nodes = subtree(next, children, child_remaining, double(children) / double(end - begin));
-      used_ = mark;
-      return nodes;
-    }
-    if (end - begin == 1) throw std::runtime_error("GPU perft: the device memory budget is too small");
-    const std::size_t mid = begin + (end - begin) / 2;
-    return add_checked(parents(level, ends, begin, mid, remaining), parents(level, ends, mid, end, remaining));
+  void expand(const CompactBoard* parents, std::size_t begin, std::size_t n, const unsigned long long* ends,
+              unsigned long long base, CompactBoard* children) {
+    expand_kernel<<<blocks_for(n, kThreads), kThreads, 0, dev_.stream()>>>(parents, begin, n, ends, base, children);
+    check(cudaGetLastError(), "launch expand kernel");
   }
-
-  std::uint64_t leaves(const CompactBoard* level, std::size_t n, int plies, double branching) {
-    const double per_board = plies == 2 ? branching * branching : branching;
-    const auto per_launch = std::size_t(std::clamp(kTargetNodesPerLaunch / std::max(per_board, 1.0), 1024.0,
-                                                   double(kMaxBoardsPerLaunch)));
-    auto* total = alloc<unsigned long long>(1);
-    std::uint64_t nodes = 0;
-    for (std::size_t at = 0; at < n; at += per_launch) {
-      dev_.throw_if_cancelled(cancelled_);
-      const std::size_t m = std::min(per_launch, n - at);
-      check(cudaMemsetAsync(total, 0, sizeof *total, dev_.stream()), "clear total");
-      const unsigned blocks = blocks_for(m, kThreads);
-      CancelWord cancel = dev_.device_cancel_word();
-      if (plies == 2 && leaf_blocks_ >= 3)
-        leaf_kernel<2, 3><<<blocks, kThreads, 0, dev_.stream()>>>(level + at, m, cancel, total);
-      else if (plies == 2)
-        leaf_kernel<2, 2><<<blocks, kThreads, 0, dev_.stream()>>>(level + at, m, cancel, total);
-      else
-        leaf_kernel<1, 3><<<blocks, kThreads, 0, dev_.stream()>>>(level + at, m, cancel, total);
-      check(cudaGetLastError(), "launch leaf kernel");
-      check(cudaMemcpyAsync(&readback_[2], total, 8, cudaMemcpyDeviceToHost, dev_.stream()), "read total");
-      dev_.wait(cancelled_, "run leaf kernel");
-      nodes = add_checked(nodes, readback_[2]);
-    }
-    return nodes;
+  std::uint64_t leaves(const CompactBoard* level, std::size_t n, int plies, unsigned long long* total) {
+    check(cudaMemsetAsync(total, 0, sizeof *total, dev_.stream()), "clear total");
+    const unsigned blocks = blocks_for(n, kThreads);
+    CancelWord cancel = dev_.device_cancel_word();
+    if (plies == 2 && leaf_blocks_ >= 3)
+      leaf_kernel<2, 3><<<blocks, kThreads, 0, dev_.stream()>>>(level, n, cancel, total);
+    else if (plies == 2)
+      leaf_kernel<2, 2><<<blocks, kThreads, 0, dev_.stream()>>>(level, n, cancel, total);
+    else
+      leaf_kernel<1, 3><<<blocks, kThreads, 0, dev_.stream()>>>(level, n, cancel, total);
+    check(cudaGetLastError(), "launch leaf kernel");
+    check(cudaMemcpyAsync(&readback_[2], total, 8, cudaMemcpyDeviceToHost, dev_.stream()), "read total");
+    dev_.wait(cancelled_, "run leaf kernel");
+    return readback_[2];
   }
+  void throw_if_cancelled() { dev_.throw_if_cancelled(cancelled_); }
 
+ private:
   PerftDevice& dev_;
-  char* arena_;
-  std::size_t capacity_;
-  std::size_t used_ = 0;
   const std::function<bool()>& cancelled_;
   detail::PinnedBuffer<unsigned long long>& readback_;
   int leaf_blocks_;
@@ -329,10 +256,11 @@ std::uint64_t perft_bfs(const chess::Board& root, int depth, const BfsOptions& o
   int leaf_blocks = options.leaf_blocks_per_sm;
   if (leaf_blocks == 0)
     if (const char* env = std::getenv("PGMATE_GPU_LEAF_BLOCKS")) leaf_blocks = std::atoi(env);
-  BfsRun run(dev, arena + 256, budget - 256, options.cancelled, leaf_blocks);
+  CudaBfsBackend backend(dev, options.cancelled, leaf_blocks);
+  detail::BfsDriver<CudaBfsBackend> driver(backend, arena + 256, budget - 256);
   // The root's branching is a guess (host move generation is not built into this file);
   // every later estimate is measured from the level sizes.
-  const std::uint64_t nodes = run.subtree(reinterpret_cast<const CompactBoard*>(arena), 1, depth, 32.0);
+  const std::uint64_t nodes = driver.subtree(reinterpret_cast<const CompactBoard*>(arena), 1, depth, 32.0);
   dev.throw_if_cancelled(options.cancelled);
   return nodes;
 }
