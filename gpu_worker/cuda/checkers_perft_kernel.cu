@@ -166,9 +166,12 @@ std::vector<std::uint64_t> checkers_perft_batch(const std::vector<checkers::Boar
     checkers_perft_kernel<checkers::CaptureRule::kAny><<<blocks, kThreads, 0, dev.stream()>>>(
         d_boards, int(n), depth, dev.device_cancel_word(), d_counts);
   check(cudaGetLastError(), "launch checkers perft kernel");
+  // Wait (polling the cancel hook) before copying to pageable memory: that copy would
+  // block the host until the kernel ends.
+  dev.wait(cancelled, "run checkers perft kernel");
   check(cudaMemcpyAsync(counts.data(), d_counts, n * sizeof(unsigned long long), cudaMemcpyDeviceToHost, dev.stream()),
         "copy counts");
-  dev.wait(cancelled, "run checkers perft kernel");
+  dev.wait({}, "copy counts");
   return counts;
 }
 

@@ -60,10 +60,11 @@ std::vector<float> encode_batch(const std::vector<std::vector<chess::Board>>& hi
         "copy counts");
   encode_kernel<<<(n + 63) / 64, 64, 0, dev.stream()>>>(d_boards.get(), d_counts.get(), n, d_planes.get());
   check(cudaGetLastError(), "launch encode kernel");
+  dev.wait({}, "run encode kernel");  // sleeps on the event; a pageable copy would spin
   check(cudaMemcpyAsync(planes.data(), d_planes.get(), planes.size() * sizeof(float), cudaMemcpyDeviceToHost,
                         dev.stream()),
         "copy planes");
-  dev.wait({}, "run encode kernel");
+  dev.wait({}, "copy planes");
   d_boards.release(dev.stream());
   d_counts.release(dev.stream());
   d_planes.release(dev.stream());

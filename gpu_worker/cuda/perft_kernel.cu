@@ -213,9 +213,12 @@ std::vector<std::uint64_t> perft_batch(const std::vector<chess::Board>& boards, 
   perft_thread_kernel<<<blocks_for(n, kPerThreadThreads), kPerThreadThreads, 0, dev.stream()>>>(
       d_boards, int(n), depth, dev.device_cancel_word(), d_counts);
   check(cudaGetLastError(), "launch perft kernel");
+  // Wait (polling the cancel hook) before copying to pageable memory: that copy would
+  // block the host until the kernel ends.
+  dev.wait(cancelled, "run perft kernel");
   check(cudaMemcpyAsync(counts.data(), d_counts, n * sizeof(unsigned long long), cudaMemcpyDeviceToHost, dev.stream()),
         "copy counts");
-  dev.wait(cancelled, "run perft kernel");
+  dev.wait({}, "copy counts");
   return counts;
 }
 
@@ -281,13 +284,14 @@ std::vector<std::vector<chess::Move>> legal_moves_batch(const std::vector<chess:
         "copy boards");
   legal_moves_kernel<<<blocks_for(n, 128), 128, 0, dev.stream()>>>(d_boards, int(n), d_moves, d_counts);
   check(cudaGetLastError(), "launch legal moves kernel");
+  dev.wait({}, "run legal moves kernel");  // sleeps on the event; a pageable copy would spin
   std::vector<unsigned short> moves(n * chess::kMaxMoves);
   std::vector<int> counts(n);
   check(cudaMemcpyAsync(counts.data(), d_counts, n * sizeof(int), cudaMemcpyDeviceToHost, dev.stream()), "copy counts");
   check(cudaMemcpyAsync(moves.data(), d_moves, moves.size() * sizeof(unsigned short), cudaMemcpyDeviceToHost,
                         dev.stream()),
         "copy moves");
-  dev.wait({}, "run legal moves kernel");
+  dev.wait({}, "copy moves");
   for (std::size_t i = 0; i < n; ++i)
     for (int k = 0; k < counts[i]; ++k) result[i].push_back(chess::Move(moves[i * chess::kMaxMoves + k]));
   return result;
