@@ -11,7 +11,11 @@
 
 namespace pgmate::chess {
 
-struct CompactBoard {
+// `A` is the slider lookup policy (bitboard.h's DefaultAttacks, or tables on the device).
+template <class A>
+struct BasicCompactBoard {
+  using Attacks = A;
+
   Bitboard colors[2];
   Bitboard types[5];  // pawn .. queen; kings are the occupied squares in none of these
   std::uint8_t side;
@@ -30,19 +34,33 @@ struct CompactBoard {
   PGMATE_HD Bitboard attackers_to(Square s, Color by, Bitboard occ) const {
     const Bitboard kings = pieces(kKing);
     return ((pawn_attacks(~by, s) & types[kPawn]) | (knight_attacks(s) & types[kKnight]) | (king_attacks(s) & kings) |
-            (rook_attacks(s, occ) & (types[kRook] | types[kQueen])) |
-            (bishop_attacks(s, occ) & (types[kBishop] | types[kQueen]))) &
+            (A::rook(s, occ) & (types[kRook] | types[kQueen])) |
+            (A::bishop(s, occ) & (types[kBishop] | types[kQueen]))) &
            colors[by];
   }
 
-  PGMATE_HD static CompactBoard from(const Board& b) {
-    CompactBoard c{};
+  PGMATE_HD static BasicCompactBoard from(const Board& b) {
+    BasicCompactBoard c{};
     c.colors[0] = b.by_color[0];
     c.colors[1] = b.by_color[1];
     for (int t = 0; t < 5; ++t) c.types[t] = b.by_type[t];
     c.side = std::uint8_t(b.side);
     c.castling = b.castling;
     c.ep = b.ep;
+    return c;
+  }
+
+  // The same position under another lookup policy (field copies; the layout is the same).
+  template <class Other>
+  PGMATE_HD static BasicCompactBoard rebind(const Other& o) {
+    BasicCompactBoard c;
+    c.colors[0] = o.colors[0];
+    c.colors[1] = o.colors[1];
+    for (int t = 0; t < 5; ++t) c.types[t] = o.types[t];
+    c.side = o.side;
+    c.castling = o.castling;
+    c.ep = o.ep;
+    for (int i = 0; i < 5; ++i) c.pad[i] = 0;
     return c;
   }
 
@@ -86,27 +104,32 @@ PGMATE_UNROLL
     side = std::uint8_t(black ? kWhite : kBlack);
   }
 };
+
+using CompactBoard = BasicCompactBoard<DefaultAttacks>;
 static_assert(sizeof(CompactBoard) == 64, "CompactBoard must stay 64 bytes (device levels are sized by it)");
 
-PGMATE_HD inline int count_legal_moves(const CompactBoard& b) {
+template <class A>
+PGMATE_HD inline int count_legal_moves(const BasicCompactBoard<A>& b) {
   MoveCountSink sink;
   generate_legal(b, sink);
   return int(sink.count);
 }
 
-PGMATE_HD inline void legal_moves(const CompactBoard& b, MoveList& list) {
+template <class A>
+PGMATE_HD inline void legal_moves(const BasicCompactBoard<A>& b, MoveList& list) {
   list.size = 0;
   MoveListSink sink{list};
   generate_legal(b, sink);
 }
 
 // perft(b, 2): every move played and its replies counted (the GPU's fused last two plies).
-PGMATE_HD inline std::uint64_t perft_two_plies(const CompactBoard& b) {
+template <class A>
+PGMATE_HD inline std::uint64_t perft_two_plies(const BasicCompactBoard<A>& b) {
   MoveList list;
   legal_moves(b, list);
   std::uint64_t nodes = 0;
   for (int i = 0; i < list.size; ++i) {
-    CompactBoard child = b;
+    BasicCompactBoard<A> child = b;
     child.play(list.moves[i]);
     nodes += std::uint64_t(count_legal_moves(child));
   }
@@ -117,13 +140,13 @@ PGMATE_HD inline std::uint64_t perft_two_plies(const CompactBoard& b) {
 // arrays, so the frame is static (no dependence on a device stack limit). depth must be
 // at most kMaxDepth. `stop()` is asked once per node `kStopCheckHeight` or more plies above
 // the leaves; when it answers true the count so far is returned (the caller discards it).
-template <int kMaxDepth, class Stop>
-PGMATE_HD inline std::uint64_t perft_iterative(const CompactBoard& root, int depth, Stop&& stop) {
+template <int kMaxDepth, class A, class Stop>
+PGMATE_HD inline std::uint64_t perft_iterative(const BasicCompactBoard<A>& root, int depth, Stop&& stop) {
   static_assert(kMaxDepth >= 2, "kMaxDepth counts the plies including the bulk-counted last one");
   constexpr int kStopCheckHeight = 3;
   if (depth <= 0) return 1;
   if (depth == 1) return std::uint64_t(count_legal_moves(root));
-  CompactBoard boards[kMaxDepth - 1];
+  BasicCompactBoard<A> boards[kMaxDepth - 1];
   MoveList lists[kMaxDepth - 1];
   int next[kMaxDepth - 1];
   boards[0] = root;
@@ -137,7 +160,7 @@ PGMATE_HD inline std::uint64_t perft_iterative(const CompactBoard& root, int dep
       --ply;
       continue;
     }
-    CompactBoard child = boards[ply];
+    BasicCompactBoard<A> child = boards[ply];
     child.play(lists[ply].moves[next[ply]++]);
     const int child_depth = depth - ply - 1;  // plies still to count below the child
     if (child_depth == 1) {

@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "chess/compact_board.h"
+#include "chess/magic_tables.h"
 #include "cuda/bfs_driver.h"
 #include "cuda/perft_device.cuh"
 
@@ -29,6 +30,40 @@ namespace {
 constexpr unsigned kThreads = 256;
 constexpr unsigned kPerThreadThreads = 64;
 
+// Magic slider tables in device memory (uploaded once, read through the read-only cache),
+// as an alternative to the table-free attacks; which is faster is to be measured
+// (BfsOptions::magic_attacks, gpu_perft_bench).
+__device__ chess::MagicTableView g_magic_view;
+
+struct DeviceMagicAttacks {
+  PGMATE_HD PGMATE_FORCEINLINE static chess::Bitboard rook(chess::Square s, chess::Bitboard occ) {
+#if defined(__CUDA_ARCH__)
+    const chess::MagicEntry* e = g_magic_view.rook + s;
+    const chess::MagicEntry entry{__ldg(&e->mask), __ldg(&e->magic), __ldg(&e->offset), __ldg(&e->shift)};
+    return __ldg(g_magic_view.attacks + chess::magic_index(entry, occ));
+#else
+    return chess::table_free::rook_attacks(s, occ);  // never used: the host has its own tables
+#endif
+  }
+  PGMATE_HD PGMATE_FORCEINLINE static chess::Bitboard bishop(chess::Square s, chess::Bitboard occ) {
+#if defined(__CUDA_ARCH__)
+    const chess::MagicEntry* e = g_magic_view.bishop + s;
+    const chess::MagicEntry entry{__ldg(&e->mask), __ldg(&e->magic), __ldg(&e->offset), __ldg(&e->shift)};
+    return __ldg(g_magic_view.attacks + chess::magic_index(entry, occ));
+#else
+    return chess::table_free::bishop_attacks(s, occ);
+#endif
+  }
+  PGMATE_HD PGMATE_FORCEINLINE static chess::Bitboard between(chess::Square a, chess::Square b) {
+#if defined(__CUDA_ARCH__)
+    return __ldg(g_magic_view.between + a * 64 + b);
+#else
+    return chess::table_free::between_and_target(a, b);
+#endif
+  }
+};
+using MagicBoard = chess::BasicCompactBoard<DeviceMagicAttacks>;
+
 
 __global__ void __launch_bounds__(kPerThreadThreads) perft_thread_kernel(const CompactBoard* boards, int n, int depth,
                                                                           CancelWord cancel,
@@ -39,13 +74,16 @@ __global__ void __launch_bounds__(kPerThreadThreads) perft_thread_kernel(const C
 }
 
 // counts[i] = legal moves of boards[i] (the sizes the prefix sum turns into child offsets).
+// B: the board type whose lookup policy the kernel uses (levels are stored as CompactBoard).
+template <class B>
 __global__ void __launch_bounds__(kThreads) count_moves_kernel(const CompactBoard* boards, std::size_t n,
                                                                unsigned long long* counts) {
   const std::size_t i = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i < n) counts[i] = unsigned(chess::count_legal_moves(boards[i]));
+  if (i < n) counts[i] = unsigned(chess::count_legal_moves(B::rebind(boards[i])));
 }
 
 // Children of parents [begin, begin + n): parent i's go to children[ends[i-1] - base ...].
+template <class B>
 __global__ void __launch_bounds__(kThreads) expand_kernel(const CompactBoard* parents, std::size_t begin,
                                                           std::size_t n, const unsigned long long* ends,
                                                           unsigned long long base, CompactBoard* children) {
@@ -55,7 +93,7 @@ __global__ void __launch_bounds__(kThreads) expand_kernel(const CompactBoard* pa
   const CompactBoard parent = parents[i];
   CompactBoard* out = children + ((i ? ends[i - 1] : 0) - base);
   chess::MoveList list;
-  chess::legal_moves(parent, list);
+  chess::legal_moves(B::rebind(parent), list);
   for (int k = 0; k < list.size; ++k) {
     CompactBoard child = parent;
     child.play(list.moves[k]);
@@ -65,7 +103,7 @@ __global__ void __launch_bounds__(kThreads) expand_kernel(const CompactBoard* pa
 
 // Sum over boards of perft(board, Plies) for Plies 1 or 2 (the fused last two plies:
 // each move made and its replies counted). One cancel read per warp, one atomic per warp.
-template <int Plies, int MinBlocks>
+template <class B, int Plies, int MinBlocks>
 __global__ void __launch_bounds__(kThreads, MinBlocks) leaf_kernel(const CompactBoard* boards, std::size_t n,
                                                             CancelWord cancel, unsigned long long* total) {
   const std::size_t i = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -75,9 +113,9 @@ __global__ void __launch_bounds__(kThreads, MinBlocks) leaf_kernel(const Compact
   unsigned long long nodes = 0;
   if (i < n && !stop) {
     if constexpr (Plies == 1)
-      nodes = unsigned(chess::count_legal_moves(boards[i]));
+      nodes = unsigned(chess::count_legal_moves(B::rebind(boards[i])));
     else
-      nodes = chess::perft_two_plies(boards[i]);
+      nodes = chess::perft_two_plies(B::rebind(boards[i]));
   }
   detail::warp_add(total, nodes);
 }
@@ -106,6 +144,10 @@ struct ChessBuffers {
   detail::DeviceBuffer<unsigned short> moves;
   detail::DeviceBuffer<int> move_counts;
   detail::DeviceBuffer<char> arena;
+  detail::DeviceBuffer<chess::MagicEntry> magic_entries;
+  detail::DeviceBuffer<chess::Bitboard> magic_attacks;
+  detail::DeviceBuffer<chess::Bitboard> magic_between;
+  bool magic_ready = false;
   detail::PinnedBuffer<unsigned long long> readback{4};
 };
 ChessBuffers& buffers() {
@@ -116,11 +158,14 @@ ChessBuffers& buffers() {
 // The breadth-first driver's (bfs_driver.h) operations as kernels on the perft stream.
 class CudaBfsBackend {
  public:
-  CudaBfsBackend(PerftDevice& device, const std::function<bool()>& cancelled, int leaf_blocks)
-      : dev_(device), cancelled_(cancelled), readback_(buffers().readback), leaf_blocks_(leaf_blocks) {}
+  CudaBfsBackend(PerftDevice& device, const std::function<bool()>& cancelled, int leaf_blocks, bool magic)
+      : dev_(device), cancelled_(cancelled), readback_(buffers().readback), leaf_blocks_(leaf_blocks), magic_(magic) {}
 
   void count_moves(const CompactBoard* level, std::size_t n, unsigned long long* ends) {
-    count_moves_kernel<<<blocks_for(n, kThreads), kThreads, 0, dev_.stream()>>>(level, n, ends);
+    if (magic_)
+      count_moves_kernel<MagicBoard><<<blocks_for(n, kThreads), kThreads, 0, dev_.stream()>>>(level, n, ends);
+    else
+      count_moves_kernel<CompactBoard><<<blocks_for(n, kThreads), kThreads, 0, dev_.stream()>>>(level, n, ends);
     check(cudaGetLastError(), "launch count kernel");
   }
   std::size_t scan_temp_bytes(unsigned long long* ends, std::size_t n) {
@@ -142,19 +187,34 @@ class CudaBfsBackend {
   }
   void expand(const CompactBoard* parents, std::size_t begin, std::size_t n, const unsigned long long* ends,
               unsigned long long base, CompactBoard* children) {
-    expand_kernel<<<blocks_for(n, kThreads), kThreads, 0, dev_.stream()>>>(parents, begin, n, ends, base, children);
+    if (magic_)
+      expand_kernel<MagicBoard><<<blocks_for(n, kThreads), kThreads, 0, dev_.stream()>>>(parents, begin, n, ends, base,
+                                                                                       children);
+    else
+      expand_kernel<CompactBoard><<<blocks_for(n, kThreads), kThreads, 0, dev_.stream()>>>(parents, begin, n, ends,
+                                                                                         base, children);
     check(cudaGetLastError(), "launch expand kernel");
   }
   std::uint64_t leaves(const CompactBoard* level, std::size_t n, int plies, unsigned long long* total) {
     check(cudaMemsetAsync(total, 0, sizeof *total, dev_.stream()), "clear total");
     const unsigned blocks = blocks_for(n, kThreads);
     CancelWord cancel = dev_.device_cancel_word();
-    if (plies == 2 && leaf_blocks_ >= 3)
-      leaf_kernel<2, 3><<<blocks, kThreads, 0, dev_.stream()>>>(level, n, cancel, total);
-    else if (plies == 2)
-      leaf_kernel<2, 2><<<blocks, kThreads, 0, dev_.stream()>>>(level, n, cancel, total);
-    else
-      leaf_kernel<1, 3><<<blocks, kThreads, 0, dev_.stream()>>>(level, n, cancel, total);
+    const cudaStream_t stream = dev_.stream();
+    if (magic_) {
+      if (plies == 2 && leaf_blocks_ >= 3)
+        leaf_kernel<MagicBoard, 2, 3><<<blocks, kThreads, 0, stream>>>(level, n, cancel, total);
+      else if (plies == 2)
+        leaf_kernel<MagicBoard, 2, 2><<<blocks, kThreads, 0, stream>>>(level, n, cancel, total);
+      else
+        leaf_kernel<MagicBoard, 1, 3><<<blocks, kThreads, 0, stream>>>(level, n, cancel, total);
+    } else {
+      if (plies == 2 && leaf_blocks_ >= 3)
+        leaf_kernel<CompactBoard, 2, 3><<<blocks, kThreads, 0, stream>>>(level, n, cancel, total);
+      else if (plies == 2)
+        leaf_kernel<CompactBoard, 2, 2><<<blocks, kThreads, 0, stream>>>(level, n, cancel, total);
+      else
+        leaf_kernel<CompactBoard, 1, 3><<<blocks, kThreads, 0, stream>>>(level, n, cancel, total);
+    }
     check(cudaGetLastError(), "launch leaf kernel");
     check(cudaMemcpyAsync(&readback_[2], total, 8, cudaMemcpyDeviceToHost, dev_.stream()), "read total");
     dev_.wait(cancelled_, "run leaf kernel");
@@ -167,7 +227,33 @@ class CudaBfsBackend {
   const std::function<bool()>& cancelled_;
   detail::PinnedBuffer<unsigned long long>& readback_;
   int leaf_blocks_;
+  bool magic_;
 };
+
+// Builds the flat magic tables on the host and copies them to the device once (about
+// 900 KB); the kernels find them through g_magic_view.
+void upload_magic_tables(PerftDevice& dev, ChessBuffers& buf) {
+  const chess::MagicTables tables = chess::MagicTables::build();
+  std::vector<chess::MagicEntry> entries(tables.rook);
+  entries.insert(entries.end(), tables.bishop.begin(), tables.bishop.end());
+  chess::MagicEntry* d_entries = buf.magic_entries.reserve(entries.size(), dev.stream());
+  chess::Bitboard* d_attacks = buf.magic_attacks.reserve(tables.attacks.size(), dev.stream());
+  chess::Bitboard* d_between = buf.magic_between.reserve(tables.between.size(), dev.stream());
+  check(cudaMemcpyAsync(d_entries, entries.data(), entries.size() * sizeof entries[0], cudaMemcpyHostToDevice,
+                        dev.stream()),
+        "copy magic entries");
+  check(cudaMemcpyAsync(d_attacks, tables.attacks.data(), tables.attacks.size() * sizeof(chess::Bitboard),
+                        cudaMemcpyHostToDevice, dev.stream()),
+        "copy magic attacks");
+  check(cudaMemcpyAsync(d_between, tables.between.data(), tables.between.size() * sizeof(chess::Bitboard),
+                        cudaMemcpyHostToDevice, dev.stream()),
+        "copy between table");
+  const chess::MagicTableView view{d_entries, d_entries + 64, d_attacks, d_between};
+  check(cudaMemcpyToSymbolAsync(g_magic_view, &view, sizeof view, 0, cudaMemcpyHostToDevice, dev.stream()),
+        "set magic tables");
+  dev.wait({}, "upload magic tables");  // the host vectors go out of scope
+  buf.magic_ready = true;
+}
 
 std::size_t default_bfs_memory() {
   std::size_t cap = kDefaultBfsMemory;
@@ -259,7 +345,10 @@ std::uint64_t perft_bfs(const chess::Board& root, int depth, const BfsOptions& o
   int leaf_blocks = options.leaf_blocks_per_sm;
   if (leaf_blocks == 0)
     if (const char* env = std::getenv("PGMATE_GPU_LEAF_BLOCKS")) leaf_blocks = std::atoi(env);
-  CudaBfsBackend backend(dev, options.cancelled, leaf_blocks);
+  bool magic = options.magic_attacks;
+  if (const char* env = std::getenv("PGMATE_GPU_MAGICS")) magic = magic || std::atoi(env) != 0;
+  if (magic && !buf.magic_ready) upload_magic_tables(dev, buf);
+  CudaBfsBackend backend(dev, options.cancelled, leaf_blocks, magic);
   detail::BfsDriver<CudaBfsBackend> driver(backend, arena + 256, budget - 256);
   // The root's branching is a guess (host move generation is not built into this file);
   // every later estimate is measured from the level sizes.

@@ -36,6 +36,9 @@ struct BfsOptions {
   // Register cap of the fused two-ply leaf kernel, as blocks of 256 threads per SM: 2 (125
   // registers, no spills) or 3 (80 registers, some spills). 0: PGMATE_GPU_LEAF_BLOCKS, else 2.
   int leaf_blocks_per_sm = 0;
+  // Slider attacks from magic tables in device memory instead of table-free arithmetic
+  // (or PGMATE_GPU_MAGICS=1). Same counts; speed to be measured.
+  bool magic_attacks = false;
 };
 constexpr std::size_t kDefaultBfsMemory = std::size_t(16) << 30;
 

@@ -10,6 +10,7 @@
 
 #include "chess/compact_board.h"
 #include "chess/fen.h"
+#include "chess/magic_tables.h"
 #include "chess/movegen.h"
 
 namespace pgmate::chess {
@@ -82,6 +83,48 @@ TEST(CompactBoardPerft, IterativeStartPositionDepthFiveAndStop) {
   int asked = 0;
   EXPECT_LT(perft_iterative<6>(start, 5, [&] { return ++asked > 2; }), 4865609u);
   EXPECT_EQ(asked, 3);
+}
+
+// The GPU's flat magic tables (chess/magic_tables.h) through a host policy, as the device
+// policy reads them.
+struct HostMagicAttacks {
+  static inline MagicTableView view{};
+  static Bitboard rook(Square s, Bitboard occ) { return view.attacks[magic_index(view.rook[s], occ)]; }
+  static Bitboard bishop(Square s, Bitboard occ) { return view.attacks[magic_index(view.bishop[s], occ)]; }
+  static Bitboard between(Square a, Square b) { return view.between[std::size_t(a) * 64 + std::size_t(b)]; }
+};
+
+TEST(CompactBoardPerft, FlatMagicTablesMatchTableFreeAttacks) {
+  const MagicTables tables = MagicTables::build();
+  ASSERT_EQ(tables.attacks.size(), 102400u + 5248u);
+  HostMagicAttacks::view = tables.view();
+  std::uint64_t x = 0x1234567887654321ULL;
+  auto random = [&] {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    return x;
+  };
+  for (Square s = 0; s < 64; ++s) {
+    for (int i = 0; i < 2000; ++i) {
+      const Bitboard occ = random() & random();
+      ASSERT_EQ(HostMagicAttacks::rook(s, occ), table_free::rook_attacks(s, occ)) << s;
+      ASSERT_EQ(HostMagicAttacks::bishop(s, occ), table_free::bishop_attacks(s, occ)) << s;
+    }
+    for (Square t = 0; t < 64; ++t) ASSERT_EQ(HostMagicAttacks::between(s, t), table_free::between_and_target(s, t));
+  }
+}
+
+TEST(CompactBoardPerft, MagicPolicyPerftMatchesCpuPerftOnSuite) {
+  const MagicTables tables = MagicTables::build();
+  HostMagicAttacks::view = tables.view();
+  auto never = [] { return false; };
+  for (const auto& fen : suite_fens()) {
+    const Board b = parse_fen(fen);
+    const auto c = BasicCompactBoard<HostMagicAttacks>::from(b);
+    for (int depth = 1; depth <= 3; ++depth)
+      ASSERT_EQ(perft_iterative<8>(c, depth, never), perft(b, depth)) << fen << " depth " << depth;
+  }
 }
 
 }  // namespace

@@ -171,6 +171,25 @@ TEST(CudaPerftBreadthFirst, LeafKernelWithThreeBlocksPerSmMatches) {
   EXPECT_EQ(gpu::perft_bfs(parse_fen(kPosition3), 7, options), 178633661u);
 }
 
+// Slider attacks from magic tables in device memory: the same counts.
+TEST(CudaPerftBreadthFirst, MagicAttackTablesMatch) {
+  SKIP_WITHOUT_GPU();
+  gpu::BfsOptions options;
+  options.magic_attacks = true;
+  for (int leaf_blocks : {2, 3}) {
+    options.leaf_blocks_per_sm = leaf_blocks;
+    EXPECT_EQ(gpu::perft_bfs(parse_fen("startpos"), 6, options), 119060324u) << leaf_blocks;
+    EXPECT_EQ(gpu::perft_bfs(parse_fen(kKiwipete), 5, options), 193690690u) << leaf_blocks;
+    EXPECT_EQ(gpu::perft_bfs(parse_fen(kPosition3), 7, options), 178633661u) << leaf_blocks;
+  }
+  options.leaf_blocks_per_sm = 0;
+  for (const auto& e : suite())
+    for (auto [d, expected] : e.counts)
+      if (d == 4) {
+        EXPECT_EQ(gpu::perft_bfs(e.board, d, options), expected) << e.fen;
+      }
+}
+
 // A tiny memory budget forces every level to be split over its parents.
 TEST(CudaPerftBreadthFirst, SmallMemoryBudgetSplitsLevelsAndStillMatches) {
   SKIP_WITHOUT_GPU();
