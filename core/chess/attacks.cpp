@@ -198,4 +198,7 @@ Bitboard slider_attacks_slow(PieceType t, Square s, Bitboard occ) {
   return result;
 }
 
+const Bitboard* tables::known_rook_magics() { return kRookMagics; }
+const Bitboard* tables::known_bishop_magics() { return kBishopMagics; }
+
 }  // namespace pgmate::chess

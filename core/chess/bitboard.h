@@ -90,6 +90,10 @@ extern Bitboard king[64];
 extern Bitboard pawn[2][64];
 extern Bitboard line[64][64];     // whole line through two aligned squares, else 0
 extern Bitboard between[64][64];  // squares strictly between, plus the second square
+// The magic multipliers the tables start from (64 each; for tables built elsewhere, e.g.
+// the GPU's in chess/magic_tables.h).
+const Bitboard* known_rook_magics();
+const Bitboard* known_bishop_magics();
 
 inline Bitboard lookup(const SliderEntry& e, Bitboard occ) {
 #if defined(PGMATE_USE_PEXT) && !defined(__CUDA_ARCH__)
@@ -205,6 +209,14 @@ PGMATE_HD PGMATE_FORCEINLINE Bitboard between_and_target(Square a, Square b) {
   return tables::between[a][b];
 #endif
 }
+
+// The slider and line lookups the move generator uses, as a policy: a position type names
+// its policy as `Attacks` (the default is these functions; the GPU may plug in tables).
+struct DefaultAttacks {
+  PGMATE_HD PGMATE_FORCEINLINE static Bitboard rook(Square s, Bitboard occ) { return rook_attacks(s, occ); }
+  PGMATE_HD PGMATE_FORCEINLINE static Bitboard bishop(Square s, Bitboard occ) { return bishop_attacks(s, occ); }
+  PGMATE_HD PGMATE_FORCEINLINE static Bitboard between(Square a, Square b) { return between_and_target(a, b); }
+};
 
 // Attacks of a piece of the given type (pawns need a colour) on square s.
 PGMATE_HD inline Bitboard attacks_of(PieceType t, Color c, Square s, Bitboard occ) {

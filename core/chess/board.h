@@ -8,6 +8,8 @@
 namespace pgmate::chess {
 
 struct Board {
+  using Attacks = DefaultAttacks;  // slider lookups of the move generator
+
   Bitboard by_color[2];
   Bitboard by_type[6];
   Piece mailbox[64];

@@ -45,18 +45,22 @@ struct MoveCountSink {
   PGMATE_HD void special(Move) { ++count; }
 };
 
-template <Color Us, class Sink>
-PGMATE_HD inline void generate_legal_for(const Board& b, Sink& sink) {
+// Works on any position type with pieces(Color), pieces(PieceType), attackers_to, ep,
+// castling and an `Attacks` policy (bitboard.h): chess::Board, and CompactBoard
+// (chess/compact_board.h) on the device.
+template <Color Us, class Sink, class Position>
+PGMATE_HD inline void generate_legal_for(const Position& b, Sink& sink) {
+  using A = typename Position::Attacks;
   constexpr Color Them = Color(Us ^ 1);
   constexpr int kUp = Us == kWhite ? 8 : -8;
   constexpr Bitboard kPromotionRank = Us == kWhite ? kRank8 : kRank1;
   constexpr Bitboard kDoublePushRank = Us == kWhite ? kRank4 : kRank5;
 
-  const Bitboard ours = b.by_color[Us], theirs = b.by_color[Them];
+  const Bitboard ours = b.pieces(Us), theirs = b.pieces(Them);
   const Bitboard occ = ours | theirs, empty = ~occ;
-  const Square ksq = lsb(b.by_type[kKing] & ours);
-  const Bitboard their_rq = (b.by_type[kRook] | b.by_type[kQueen]) & theirs;
-  const Bitboard their_bq = (b.by_type[kBishop] | b.by_type[kQueen]) & theirs;
+  const Square ksq = lsb(b.pieces(kKing) & ours);
+  const Bitboard their_rq = (b.pieces(kRook) | b.pieces(kQueen)) & theirs;
+  const Bitboard their_bq = (b.pieces(kBishop) | b.pieces(kQueen)) & theirs;
 
   // King steps: each target tested with the king lifted off the board, so it cannot
   // hide behind itself from a slider.
@@ -73,48 +77,48 @@ PGMATE_HD inline void generate_legal_for(const Board& b, Sink& sink) {
   if (more_than_one(checkers)) return;  // double check: only the king moves
 
   // Squares a non-king move may land on: anywhere, or on the checking line.
-  const Bitboard target_mask = checkers ? between_and_target(ksq, lsb(checkers)) : ~Bitboard(0);
+  const Bitboard target_mask = checkers ? A::between(ksq, lsb(checkers)) : ~Bitboard(0);
   const Bitboard movable = ~ours & target_mask;
 
   // Pin rays (between king and pinner, pinner included), split by line kind: a piece
   // pinned on a file/rank may only slide along pin_hv, a diagonal one along pin_d.
   Bitboard pin_hv = 0, pin_d = 0;
   {
-    Bitboard snipers = rook_attacks(ksq, theirs) & their_rq;
+    Bitboard snipers = A::rook(ksq, theirs) & their_rq;
     while (snipers) {
-      Bitboard ray = between_and_target(ksq, pop_lsb(snipers));
+      Bitboard ray = A::between(ksq, pop_lsb(snipers));
       if (popcount(ray & ours) == 1) pin_hv |= ray;
     }
-    snipers = bishop_attacks(ksq, theirs) & their_bq;
+    snipers = A::bishop(ksq, theirs) & their_bq;
     while (snipers) {
-      Bitboard ray = between_and_target(ksq, pop_lsb(snipers));
+      Bitboard ray = A::between(ksq, pop_lsb(snipers));
       if (popcount(ray & ours) == 1) pin_d |= ray;
     }
   }
   const Bitboard pinned = (pin_hv | pin_d) & ours;
 
   // Knights: a pinned knight never moves.
-  for (Bitboard n = b.by_type[kKnight] & ours & ~pinned; n;) {
+  for (Bitboard n = b.pieces(kKnight) & ours & ~pinned; n;) {
     Square s = pop_lsb(n);
     sink.moves_from(s, knight_attacks(s) & movable);
   }
   // Diagonal sliders; one pinned on a file or rank cannot move diagonally.
-  for (Bitboard d = (b.by_type[kBishop] | b.by_type[kQueen]) & ours & ~pin_hv; d;) {
+  for (Bitboard d = (b.pieces(kBishop) | b.pieces(kQueen)) & ours & ~pin_hv; d;) {
     Square s = pop_lsb(d);
-    Bitboard t = bishop_attacks(s, occ) & movable;
+    Bitboard t = A::bishop(s, occ) & movable;
     if (bb(s) & pin_d) t &= pin_d;
     sink.moves_from(s, t);
   }
   // Straight sliders; one pinned on a diagonal cannot move straight.
-  for (Bitboard r = (b.by_type[kRook] | b.by_type[kQueen]) & ours & ~pin_d; r;) {
+  for (Bitboard r = (b.pieces(kRook) | b.pieces(kQueen)) & ours & ~pin_d; r;) {
     Square s = pop_lsb(r);
-    Bitboard t = rook_attacks(s, occ) & movable;
+    Bitboard t = A::rook(s, occ) & movable;
     if (bb(s) & pin_hv) t &= pin_hv;
     sink.moves_from(s, t);
   }
 
   // Pawns, set-wise.
-  const Bitboard pawns = b.by_type[kPawn] & ours;
+  const Bitboard pawns = b.pieces(kPawn) & ours;
   auto up = [](Bitboard x) { return Us == kWhite ? x << 8 : x >> 8; };
   {
     const Bitboard free = pawns & ~pinned, pinned_hv = pawns & pin_hv;
@@ -151,7 +155,7 @@ PGMATE_HD inline void generate_legal_for(const Board& b, Sink& sink) {
         // Rare enough to test exactly: lift both pawns, drop ours on ep, look for sliders.
         // This covers the pawn pinned on its rank by the two pawns together.
         Bitboard after = (occ ^ bb(from) ^ bb(captured)) | bb(ep);
-        if ((rook_attacks(ksq, after) & their_rq) || (bishop_attacks(ksq, after) & their_bq))
+        if ((A::rook(ksq, after) & their_rq) || (A::bishop(ksq, after) & their_bq))
           continue;
         sink.special(Move(from, ep, kEnPassant));
       }
@@ -170,8 +174,8 @@ PGMATE_HD inline void generate_legal_for(const Board& b, Sink& sink) {
   }
 }
 
-template <class Sink>
-PGMATE_HD inline void generate_legal(const Board& b, Sink& sink) {
+template <class Sink, class Position>
+PGMATE_HD inline void generate_legal(const Position& b, Sink& sink) {
   if (b.side == kWhite)
     generate_legal_for<kWhite>(b, sink);
   else

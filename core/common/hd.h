@@ -9,3 +9,11 @@
 #define PGMATE_HD
 #define PGMATE_FORCEINLINE inline __attribute__((always_inline))
 #endif
+
+// Asks nvcc to unroll the next loop in device code (the host pass and host compilers
+// decide on their own and would warn about the pragma).
+#if defined(__CUDA_ARCH__)
+#define PGMATE_UNROLL _Pragma("unroll")
+#else
+#define PGMATE_UNROLL
+#endif

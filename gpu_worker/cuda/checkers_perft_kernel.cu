@@ -3,107 +3,188 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cmath>
+#include <stdexcept>
 #include <string>
 
 #include "checkers/movegen.h"
+#include "cuda/perft_device.cuh"
 
 namespace pgmate::gpu {
 
+using detail::blocks_for;
+using detail::CancelWord;
+using detail::check;
+using detail::PerftDevice;
+
+static_assert(kMaxCheckersThreadDepth <= detail::kCheckersStackPlies, "the device stack is sized for fewer plies");
+
 namespace {
 
-void check(cudaError_t err, const char* what) {
-  if (err != cudaSuccess) throw std::runtime_error(std::string("CUDA ") + what + ": " + cudaGetErrorString(err));
-}
+constexpr unsigned kThreads = 64;
 
 template <checkers::CaptureRule Rule>
-__global__ void checkers_perft_kernel(const checkers::Board* boards, int n, int depth, unsigned long long* counts) {
+__global__ void __launch_bounds__(kThreads) checkers_perft_kernel(const checkers::Board* boards, int n, int depth,
+                                                                   CancelWord cancel, unsigned long long* counts) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i < n) counts[i] = checkers::perft<Rule>(boards[i], depth);
+  if (i < n) counts[i] = detail::cancel_requested(cancel) ? 0 : checkers::perft<Rule>(boards[i], depth);
 }
 
-template <class T>
-struct DeviceBuffer {
-  T* ptr = nullptr;
-  explicit DeviceBuffer(size_t n) { check(cudaMalloc(&ptr, std::max<size_t>(n, 1) * sizeof(T)), "malloc"); }
-  ~DeviceBuffer() { cudaFree(ptr); }
-  DeviceBuffer(const DeviceBuffer&) = delete;
-  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-};
+// Sum of perft(boards[i], depth) over the chunk: one atomic per warp.
+template <checkers::CaptureRule Rule>
+__global__ void __launch_bounds__(kThreads) checkers_perft_sum_kernel(const checkers::Board* boards, std::size_t n,
+                                                                       int depth, CancelWord cancel,
+                                                                       unsigned long long* total) {
+  const std::size_t i = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  unsigned stop = 0;
+  if ((threadIdx.x & 31) == 0) stop = *cancel;
+  stop = __shfl_sync(0xffffffffu, stop, 0);
+  const unsigned long long nodes = (i < n && !stop) ? checkers::perft<Rule>(boards[i], depth) : 0;
+  detail::warp_add(total, nodes);
+}
 
-// Host-side expansion limits for checkers_perft_split.
-constexpr std::size_t kMinFrontier = 4096;       // expand at least this far (while depth allows)
-constexpr std::size_t kMaxFrontier = 1u << 21;   // 2M boards (32 MiB): never expand beyond
-constexpr int kMaxThreadDepth = 10;              // keep expanding while a thread would have more plies
-constexpr std::size_t kChunk = 65536;            // boards per kernel call; cancel is asked between calls
+// Host-split limits. A launch has at least kMinFrontier threads when the frontier allows,
+// and about kTargetNodesPerLaunch nodes (some tens of ms), so the network's stream gets the
+// SMs back often; a thread searches at most kMaxNodesPerThread (estimated).
+constexpr std::size_t kMinFrontier = std::size_t(1) << 18;
+// A narrow frontier is widened only while threads keep at least this many plies (shallower
+// threads would leave the host generating boards faster than the GPU consumes them).
+constexpr int kMinThreadDepth = 5;
+constexpr std::size_t kMaxSlice = std::size_t(1) << 22;  // boards per host expansion slice (64 MiB)
+constexpr double kTargetNodesPerLaunch = 4e9;
+constexpr double kMaxNodesPerThread = kTargetNodesPerLaunch / double(kMinFrontier);
+constexpr std::size_t kMaxChunk = std::size_t(1) << 22;
+
+std::uint64_t add_checked(std::uint64_t a, std::uint64_t b) {
+  std::uint64_t sum;
+  if (__builtin_add_overflow(a, b, &sum)) throw std::overflow_error("perft node count exceeds 2^64 - 1");
+  return sum;
+}
+
+struct CheckersBuffers {
+  detail::DeviceBuffer<checkers::Board> boards;
+  detail::DeviceBuffer<unsigned long long> counts;
+  detail::PinnedBuffer<unsigned long long> total{1};
+};
+CheckersBuffers& buffers() {
+  static CheckersBuffers* b = new CheckersBuffers();  // never destroyed: CUDA may be torn down first at exit
+  return *b;
+}
+
+class SplitRun {
+ public:
+  SplitRun(PerftDevice& dev, checkers::CaptureRule rule, const std::function<bool()>& cancelled)
+      : dev_(dev), rule_(rule), cancelled_(cancelled) {}
+
+  // Plies `remaining` below every board of the frontier; `branching` estimates moves per board.
+  std::uint64_t run(const std::vector<checkers::Board>& frontier, int remaining, double branching) {
+    if (frontier.empty()) return 0;
+    const double per_board = std::pow(std::max(branching, 1.0), remaining);
+    const bool narrow = frontier.size() < kMinFrontier && remaining > kMinThreadDepth;
+    if (remaining <= 1 || (!narrow && remaining <= kMaxCheckersThreadDepth && per_board <= kMaxNodesPerThread))
+      return launch(frontier, remaining, per_board);
+    // Too deep for one thread per board: one more ply on the host, in bounded slices.
+    std::uint64_t nodes = 0;
+    std::vector<checkers::Board> next;
+    checkers::MoveList list;
+    for (std::size_t at = 0; at < frontier.size();) {
+      dev_.throw_if_cancelled(cancelled_);
+      next.clear();
+      const std::size_t first = at;
+      while (at < frontier.size() && next.size() < kMaxSlice) {
+        checkers::legal_moves(frontier[at++], list, rule_);
+        for (const checkers::Move& m : list) {
+          checkers::Board child = frontier[at - 1];
+          child.play(m);
+          next.push_back(child);
+        }
+      }
+      nodes = add_checked(nodes, run(next, remaining - 1, double(next.size()) / double(at - first)));
+    }
+    return nodes;
+  }
+
+ private:
+  std::uint64_t launch(const std::vector<checkers::Board>& boards, int depth, double per_board) {
+    const auto chunk = std::size_t(std::clamp(kTargetNodesPerLaunch / std::max(per_board, 1.0), 1024.0, double(kMaxChunk)));
+    auto& buf = buffers();
+    std::uint64_t nodes = 0;
+    for (std::size_t at = 0; at < boards.size(); at += chunk) {
+      dev_.throw_if_cancelled(cancelled_);
+      const std::size_t n = std::min(chunk, boards.size() - at);
+      checkers::Board* d_boards = buf.boards.reserve(chunk, dev_.stream());
+      unsigned long long* d_total = buf.counts.reserve(1, dev_.stream());
+      check(cudaMemcpyAsync(d_boards, boards.data() + at, n * sizeof(checkers::Board), cudaMemcpyHostToDevice,
+                            dev_.stream()),
+            "copy boards");
+      check(cudaMemsetAsync(d_total, 0, sizeof *d_total, dev_.stream()), "clear total");
+      if (rule_ == checkers::CaptureRule::kLongest)
+        checkers_perft_sum_kernel<checkers::CaptureRule::kLongest><<<blocks_for(n, kThreads), kThreads, 0, dev_.stream()>>>(
+            d_boards, n, depth, dev_.device_cancel_word(), d_total);
+      else
+        checkers_perft_sum_kernel<checkers::CaptureRule::kAny><<<blocks_for(n, kThreads), kThreads, 0, dev_.stream()>>>(
+            d_boards, n, depth, dev_.device_cancel_word(), d_total);
+      check(cudaGetLastError(), "launch checkers perft kernel");
+      check(cudaMemcpyAsync(buf.total.get(), d_total, sizeof *d_total, cudaMemcpyDeviceToHost, dev_.stream()),
+            "read total");
+      dev_.wait(cancelled_, "run checkers perft kernel");
+      nodes = add_checked(nodes, buf.total[0]);
+    }
+    return nodes;
+  }
+
+  PerftDevice& dev_;
+  checkers::CaptureRule rule_;
+  const std::function<bool()>& cancelled_;
+};
 
 }  // namespace
 
 std::vector<std::uint64_t> checkers_perft_batch(const std::vector<checkers::Board>& boards, int depth,
-                                                checkers::CaptureRule rule) {
-  const size_t n = boards.size();
+                                                checkers::CaptureRule rule, const std::function<bool()>& cancelled) {
+  if (depth > kMaxCheckersThreadDepth)
+    throw std::invalid_argument("checkers_perft_batch: depth " + std::to_string(depth) + " is over " +
+                                std::to_string(kMaxCheckersThreadDepth));
+  const std::size_t n = boards.size();
   std::vector<std::uint64_t> counts(n);
   if (n == 0) return counts;
-  if (n > size_t(1) << 30) throw std::runtime_error("checkers_perft_batch: too many boards for one launch");
-  // Each perft level (perft, generate_moves_for, the jump walker, the sink) keeps under
-  // 500 bytes on the thread's stack (ptxas -v, sm_75 and sm_90; no move list is stored).
-  check(cudaDeviceSetLimit(cudaLimitStackSize, 1024 + 640 * size_t(std::max(depth, 0) + 1)), "set stack size");
-  DeviceBuffer<checkers::Board> d_boards(n);
-  DeviceBuffer<unsigned long long> d_counts(n);
-  check(cudaMemcpy(d_boards.ptr, boards.data(), n * sizeof(checkers::Board), cudaMemcpyHostToDevice), "copy boards");
-  constexpr unsigned kThreads = 64;
-  const unsigned blocks = unsigned((n + kThreads - 1) / kThreads);
+  if (n > std::size_t(1) << 30) throw std::invalid_argument("checkers_perft_batch: too many boards for one launch");
+  PerftDevice& dev = PerftDevice::instance();
+  std::lock_guard lock(dev.mutex());
+  dev.ensure_checkers_stack();
+  dev.reset_cancel();
+  auto& buf = buffers();
+  checkers::Board* d_boards = buf.boards.reserve(n, dev.stream());
+  unsigned long long* d_counts = buf.counts.reserve(n, dev.stream());
+  check(cudaMemcpyAsync(d_boards, boards.data(), n * sizeof(checkers::Board), cudaMemcpyHostToDevice, dev.stream()),
+        "copy boards");
+  const unsigned blocks = blocks_for(n, kThreads);
   if (rule == checkers::CaptureRule::kLongest)
-    checkers_perft_kernel<checkers::CaptureRule::kLongest><<<blocks, kThreads>>>(d_boards.ptr, int(n), depth,
-                                                                               d_counts.ptr);
+    checkers_perft_kernel<checkers::CaptureRule::kLongest><<<blocks, kThreads, 0, dev.stream()>>>(
+        d_boards, int(n), depth, dev.device_cancel_word(), d_counts);
   else
-    checkers_perft_kernel<checkers::CaptureRule::kAny><<<blocks, kThreads>>>(d_boards.ptr, int(n), depth,
-                                                                           d_counts.ptr);
+    checkers_perft_kernel<checkers::CaptureRule::kAny><<<blocks, kThreads, 0, dev.stream()>>>(
+        d_boards, int(n), depth, dev.device_cancel_word(), d_counts);
   check(cudaGetLastError(), "launch checkers perft kernel");
-  check(cudaDeviceSynchronize(), "run checkers perft kernel");
-  check(cudaMemcpy(counts.data(), d_counts.ptr, n * sizeof(unsigned long long), cudaMemcpyDeviceToHost),
+  // Wait (polling the cancel hook) before copying to pageable memory: that copy would
+  // block the host until the kernel ends.
+  dev.wait(cancelled, "run checkers perft kernel");
+  check(cudaMemcpyAsync(counts.data(), d_counts, n * sizeof(unsigned long long), cudaMemcpyDeviceToHost, dev.stream()),
         "copy counts");
+  dev.wait({}, "copy counts");
   return counts;
 }
 
 std::uint64_t checkers_perft_split(const checkers::Board& root, int depth, checkers::CaptureRule rule,
                                    const std::function<bool()>& cancelled) {
   if (depth <= 0) return 1;
-  auto stop_if_cancelled = [&] {
-    if (cancelled && cancelled()) throw PerftCancelled();
-  };
-  // Expand on the host, one ply at a time, keeping every path (a position reached twice
-  // is counted twice, as perft counts it). At least one ply is left to the GPU.
-  std::vector<checkers::Board> frontier{root};
-  int remaining = depth;
-  checkers::MoveList list;
-  while (remaining > 1 && !frontier.empty()) {
-    const bool wide_enough = frontier.size() >= kMinFrontier;
-    if (wide_enough && remaining <= kMaxThreadDepth) break;
-    std::uint64_t next_size = 0;
-    for (const auto& b : frontier) next_size += checkers::count_legal_moves(b, rule);
-    if (wide_enough && next_size > kMaxFrontier) break;
-    std::vector<checkers::Board> next;
-    next.reserve(next_size);
-    for (const auto& b : frontier) {
-      checkers::legal_moves(b, list, rule);
-      for (const checkers::Move& m : list) {
-        checkers::Board child = b;
-        child.play(m);
-        next.push_back(child);
-      }
-    }
-    frontier = std::move(next);
-    --remaining;
-    stop_if_cancelled();
-  }
-  std::uint64_t nodes = 0;
-  std::vector<checkers::Board> chunk;
-  for (size_t at = 0; at < frontier.size(); at += kChunk) {
-    stop_if_cancelled();
-    const size_t end = std::min(frontier.size(), at + kChunk);
-    chunk.assign(frontier.begin() + std::ptrdiff_t(at), frontier.begin() + std::ptrdiff_t(end));
-    for (std::uint64_t c : checkers_perft_batch(chunk, remaining, rule)) nodes += c;
-  }
+  PerftDevice& dev = PerftDevice::instance();
+  std::lock_guard lock(dev.mutex());
+  dev.ensure_checkers_stack();
+  dev.reset_cancel();
+  SplitRun run(dev, rule, cancelled);
+  const std::uint64_t nodes = run.run({root}, depth, double(std::max<std::uint64_t>(1, checkers::count_legal_moves(root, rule))));
+  dev.throw_if_cancelled(cancelled);
   return nodes;
 }
 

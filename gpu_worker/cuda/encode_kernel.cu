@@ -5,6 +5,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "cuda/perft_device.cuh"
 #include "nn/encoding_impl.h"
 
 namespace pgmate::gpu {
@@ -13,9 +14,7 @@ namespace {
 
 constexpr int kSlots = nn::kHistoryPositions;
 
-void check(cudaError_t err, const char* what) {
-  if (err != cudaSuccess) throw std::runtime_error(std::string("CUDA ") + what + ": " + cudaGetErrorString(err));
-}
+using detail::check;
 
 // boards: kSlots per input (history, newest first); counts: how many are real.
 __global__ void encode_kernel(const chess::Board* boards, const int* counts, int n, float* out) {
@@ -43,27 +42,32 @@ std::vector<float> encode_batch(const std::vector<std::vector<chess::Board>>& hi
     counts[i] = int(histories[i].size() < size_t(kSlots) ? histories[i].size() : size_t(kSlots));
     for (int k = 0; k < counts[i]; ++k) boards[size_t(i) * kSlots + k] = histories[i][k];
   }
-  chess::Board* d_boards = nullptr;
-  int* d_counts = nullptr;
-  float* d_planes = nullptr;
-  check(cudaMalloc(&d_boards, boards.size() * sizeof(chess::Board)), "malloc boards");
-  check(cudaMalloc(&d_counts, counts.size() * sizeof(int)), "malloc counts");
-  check(cudaMalloc(&d_planes, planes.size() * sizeof(float)), "malloc planes");
-  try {
-    check(cudaMemcpy(d_boards, boards.data(), boards.size() * sizeof(chess::Board), cudaMemcpyHostToDevice), "copy boards");
-    check(cudaMemcpy(d_counts, counts.data(), counts.size() * sizeof(int), cudaMemcpyHostToDevice), "copy counts");
-    encode_kernel<<<(n + 63) / 64, 64>>>(d_boards, d_counts, n, d_planes);
-    check(cudaGetLastError(), "launch encode kernel");
-    check(cudaMemcpy(planes.data(), d_planes, planes.size() * sizeof(float), cudaMemcpyDeviceToHost), "copy planes");
-  } catch (...) {
-    cudaFree(d_boards);
-    cudaFree(d_counts);
-    cudaFree(d_planes);
-    throw;
-  }
-  cudaFree(d_boards);
-  cudaFree(d_counts);
-  cudaFree(d_planes);
+  // The perft stream and RAII buffers: no legacy-stream work, nothing leaks when an
+  // allocation or copy fails.
+  detail::PerftDevice& dev = detail::PerftDevice::instance();
+  std::lock_guard lock(dev.mutex());
+  detail::DeviceBuffer<chess::Board> d_boards;
+  detail::DeviceBuffer<int> d_counts;
+  detail::DeviceBuffer<float> d_planes;
+  d_boards.reserve(boards.size(), dev.stream());
+  d_counts.reserve(counts.size(), dev.stream());
+  d_planes.reserve(planes.size(), dev.stream());
+  check(cudaMemcpyAsync(d_boards.get(), boards.data(), boards.size() * sizeof(chess::Board), cudaMemcpyHostToDevice,
+                        dev.stream()),
+        "copy boards");
+  check(cudaMemcpyAsync(d_counts.get(), counts.data(), counts.size() * sizeof(int), cudaMemcpyHostToDevice,
+                        dev.stream()),
+        "copy counts");
+  encode_kernel<<<(n + 63) / 64, 64, 0, dev.stream()>>>(d_boards.get(), d_counts.get(), n, d_planes.get());
+  check(cudaGetLastError(), "launch encode kernel");
+  dev.wait({}, "run encode kernel");  // sleeps on the event; a pageable copy would spin
+  check(cudaMemcpyAsync(planes.data(), d_planes.get(), planes.size() * sizeof(float), cudaMemcpyDeviceToHost,
+                        dev.stream()),
+        "copy planes");
+  dev.wait({}, "copy planes");
+  d_boards.release(dev.stream());
+  d_counts.release(dev.stream());
+  d_planes.release(dev.stream());
   return planes;
 }
 

@@ -1,5 +1,7 @@
 #include "server/perft_runner.h"
 
+#include <cstdio>
+#include <stdexcept>
 #include <memory>
 #include <vector>
 
@@ -9,6 +11,7 @@
 #include "chess/perft.h"
 #ifdef PGMATE_HAVE_CUDA
 #include "cuda/checkers_perft_kernel.h"
+#include "cuda/gpu_errors.h"
 #include "cuda/perft_kernel.h"
 #endif
 
@@ -23,6 +26,7 @@ struct Aborted {};  // thrown from the poll hook to unwind a running perft
 
 constexpr const char* kShutdownMessage = "the worker is shutting down";
 constexpr const char* kCancelledMessage = "perft cancelled";
+constexpr const char* kOverflowMessage = "perft node count exceeds 2^64 - 1";
 
 bool flag_set(const CancelFlag& f) { return f && f->load(std::memory_order_relaxed); }
 
@@ -93,6 +97,17 @@ void run_cpu_perft(ThreadPool& pool, std::atomic<int>& running, const std::atomi
     std::atomic<std::uint64_t> nodes{0};
     std::atomic<std::size_t> left{0};
     std::atomic<bool> aborted{false};
+    std::atomic<bool> overflowed{false};
+    void add(std::uint64_t n) {
+      std::uint64_t old = nodes.load(), sum;
+      do {
+        if (__builtin_add_overflow(old, n, &sum)) {
+          overflowed = true;
+          aborted = true;
+          return;
+        }
+      } while (!nodes.compare_exchange_weak(old, sum));
+    }
     std::function<void(std::uint64_t)> done;
     ErrorFn fail;
   };
@@ -102,6 +117,7 @@ void run_cpu_perft(ThreadPool& pool, std::atomic<int>& running, const std::atomi
   state->fail = std::move(fail);
   auto finish_one = [state, stopping] {
     if (state->left.fetch_sub(1) != 1) return;
+    if (state->overflowed) return state->fail(ErrorCode::kBadRequest, kOverflowMessage);
     if (!state->aborted) return state->done(state->nodes.load());
     const bool shutting = stopping && stopping->load();
     state->fail(shutting ? ErrorCode::kShuttingDown : ErrorCode::kBadRequest,
@@ -117,7 +133,7 @@ void run_cpu_perft(ThreadPool& pool, std::atomic<int>& running, const std::atomi
             throw Aborted{};
         };
         try {
-          state->nodes += perft(child, remaining, poll);
+          state->add(perft(child, remaining, poll));
         } catch (const Aborted&) {
           state->aborted = true;
         }
@@ -133,8 +149,9 @@ void run_cpu_perft(ThreadPool& pool, std::atomic<int>& running, const std::atomi
 
 }  // namespace
 
-PerftRunner::PerftRunner(ThreadPool& pool, bool gpu_allowed, const std::atomic<bool>* stopping)
-    : pool_(pool), stopping_(stopping) {
+PerftRunner::PerftRunner(ThreadPool& pool, bool gpu_allowed, const std::atomic<bool>* stopping,
+                         DeviceFaultFn on_device_fault)
+    : pool_(pool), stopping_(stopping), on_device_fault_(std::move(on_device_fault)) {
 #ifdef PGMATE_HAVE_CUDA
   if (!gpu_allowed) {
     gpu_info_ = "GPU use disabled (--device cpu)";
@@ -164,7 +181,8 @@ bool PerftRunner::pick_device(PerftDevice device, int depth, int auto_gpu_min_de
     case PerftDevice::kCpu: gpu = false; break;
     case PerftDevice::kGpu:
       if (!gpu_available_) {
-        fail(ErrorCode::kUnavailable, "no GPU available (" + gpu_info_ + ")");
+        fail(ErrorCode::kUnavailable, gpu_faulted_ ? std::string("the GPU failed; the worker restarts")
+                                                   : "no GPU available (" + gpu_info_ + ")");
         return false;
       }
       gpu = true;
@@ -226,61 +244,39 @@ void PerftRunner::run_cpu(const chess::Board& board, int depth, CancelFlag cance
       std::move(cancelled), std::move(done), std::move(fail));
 }
 
+void PerftRunner::device_fault(const std::string& what, const ErrorFn& fail) {
+  const bool first = !gpu_faulted_.exchange(true);
+  gpu_available_ = false;
+  if (first) std::fprintf(stderr, "pgmate-worker: GPU device fault, the CUDA context is lost: %s\n", what.c_str());
+  fail(ErrorCode::kBackend, "the GPU failed (" + what + "); the worker restarts");
+  if (first && on_device_fault_) on_device_fault_(what);
+}
+
 void PerftRunner::run_gpu(const chess::Board& board, int depth, CancelFlag cancelled,
                           std::function<void(std::uint64_t)> done, ErrorFn fail) {
 #ifdef PGMATE_HAVE_CUDA
   const std::atomic<bool>* stopping = stopping_;
   auto task = [this, board, depth, cancelled, done, fail, stopping] {
     RunningGuard guard(running_);
-    auto aborted = [&] { return flag_set(cancelled) || (stopping && stopping->load()); };
-    auto fail_aborted = [&] {
-      guard.release();
-      const bool shutting = stopping && stopping->load();
-      fail(shutting ? ErrorCode::kShuttingDown : ErrorCode::kBadRequest,
-           shutting ? kShutdownMessage : kCancelledMessage);
-    };
-    if (depth == 0) {
-      guard.release();
-      return done(1);
-    }
-    // Expand a few plies on the CPU so the kernel gets one thread per frontier board.
-    constexpr std::size_t kTargetFrontier = 20000;
-    constexpr std::uint64_t kMaxFrontier = 2000000;
-    constexpr std::size_t kChunk = 65536;  // boards per kernel call; cancel is checked between calls
-    std::vector<chess::Board> frontier{board};
-    int remaining = depth;
-    chess::MoveList list;
-    while (remaining > 3 && frontier.size() < kTargetFrontier) {
-      std::uint64_t next_size = 0;
-      for (const auto& b : frontier) next_size += std::uint64_t(chess::count_legal_moves(b));
-      if (next_size > kMaxFrontier) break;
-      std::vector<chess::Board> next;
-      next.reserve(next_size);
-      for (const auto& b : frontier) {
-        chess::legal_moves(b, list);
-        for (chess::Move m : list) {
-          chess::Board child = b;
-          child.play<false>(m);
-          next.push_back(child);
-        }
-      }
-      frontier = std::move(next);
-      --remaining;
-      if (aborted()) return fail_aborted();
-    }
-    if (frontier.empty()) {
-      guard.release();
-      return done(0);
-    }
     std::uint64_t nodes = 0;
     try {
       std::lock_guard lock(gpu_mutex_);
-      for (std::size_t at = 0; at < frontier.size(); at += kChunk) {
-        if (aborted()) return fail_aborted();
-        const std::size_t end = std::min(frontier.size(), at + kChunk);
-        std::vector<chess::Board> chunk(frontier.begin() + std::ptrdiff_t(at), frontier.begin() + std::ptrdiff_t(end));
-        for (std::uint64_t n : gpu::perft_batch(chunk, remaining)) nodes += n;
-      }
+      // Breadth-first on the device; the cancel and shutdown flags are polled while the
+      // kernels run and stop them within a launch.
+      gpu::BfsOptions options;
+      options.cancelled = [&] { return flag_set(cancelled) || (stopping && stopping->load()); };
+      nodes = gpu::perft_bfs(board, depth, options);
+    } catch (const gpu::PerftCancelled&) {
+      guard.release();
+      const bool shutting = stopping && stopping->load();
+      return fail(shutting ? ErrorCode::kShuttingDown : ErrorCode::kBadRequest,
+                  shutting ? kShutdownMessage : kCancelledMessage);
+    } catch (const gpu::DeviceFault& e) {
+      guard.release();
+      return device_fault(e.what(), fail);
+    } catch (const std::overflow_error&) {
+      guard.release();
+      return fail(ErrorCode::kBadRequest, kOverflowMessage);
     } catch (const std::exception& e) {
       guard.release();
       return fail(ErrorCode::kBackend, std::string("GPU perft failed: ") + e.what());
@@ -308,14 +304,20 @@ void PerftRunner::run_checkers_gpu(const checkers::Board& board, int depth, chec
     std::uint64_t nodes = 0;
     try {
       std::lock_guard lock(gpu_mutex_);
-      // The frontier is expanded on the host; the kernel runs in chunks, the cancel and
-      // shutdown flags asked between them.
+      // The frontier is expanded on the host; the kernel runs in launches sized by
+      // estimated nodes, the cancel and shutdown flags polled while they run.
       nodes = gpu::checkers_perft_split(board, depth, rule, aborted);
     } catch (const gpu::PerftCancelled&) {
       guard.release();
       const bool shutting = stopping && stopping->load();
       return fail(shutting ? ErrorCode::kShuttingDown : ErrorCode::kBadRequest,
                   shutting ? kShutdownMessage : kCancelledMessage);
+    } catch (const gpu::DeviceFault& e) {
+      guard.release();
+      return device_fault(e.what(), fail);
+    } catch (const std::overflow_error&) {
+      guard.release();
+      return fail(ErrorCode::kBadRequest, kOverflowMessage);
     } catch (const std::exception& e) {
       guard.release();
       return fail(ErrorCode::kBackend, std::string("GPU checkers perft failed: ") + e.what());

@@ -1,6 +1,7 @@
 // PERFT and CHECKERS_PERFT requests: core's perft on the CPU thread pool (deep runs split
-// by root move over several pool threads), or the CUDA kernels (gpu::perft_batch,
-// gpu::checkers_perft_split) when built with CUDA and a device exists.
+// by root move over several pool threads), or the CUDA code (gpu::perft_bfs,
+// gpu::checkers_perft_split) when built with CUDA and a device exists. Node counts that
+// would pass 2^64 - 1 fail the request instead of wrapping.
 #pragma once
 
 #include <atomic>
@@ -19,11 +20,18 @@ namespace pgmate::worker {
 
 class PerftRunner {
  public:
-  // `gpu_allowed` false (--device cpu) keeps perft off the GPU. `stopping` (optional) is
-  // watched by running perfts, which then fail with kShuttingDown.
-  PerftRunner(ThreadPool& pool, bool gpu_allowed, const std::atomic<bool>* stopping);
+  // Called once, from a pool thread, when a GPU perft hits an error that leaves the CUDA
+  // context dead (gpu::DeviceFault): the process must restart to use the GPU again.
+  using DeviceFaultFn = std::function<void(const std::string& what)>;
 
-  bool gpu_available() const { return gpu_available_; }
+  // `gpu_allowed` false (--device cpu) keeps perft off the GPU. `stopping` (optional) is
+  // watched by running perfts, which then fail with kShuttingDown. `on_device_fault`
+  // (optional) is told of a device fault, after which the GPU is no longer offered.
+  PerftRunner(ThreadPool& pool, bool gpu_allowed, const std::atomic<bool>* stopping,
+              DeviceFaultFn on_device_fault = {});
+
+  bool gpu_available() const { return gpu_available_.load(); }
+  bool gpu_faulted() const { return gpu_faulted_.load(); }
   const std::string& gpu_info() const { return gpu_info_; }  // device or why there is none
 
   // Calls exactly one of done / fail, from a pool thread (or from the caller's thread when
@@ -69,8 +77,13 @@ class PerftRunner {
 
   ThreadPool& pool_;
   const std::atomic<bool>* stopping_;
-  bool gpu_available_ = false;
+  // Logs the fault, withdraws the GPU, fails the request and tells on_device_fault_.
+  void device_fault(const std::string& what, const ErrorFn& fail);
+
+  std::atomic<bool> gpu_available_{false};
+  std::atomic<bool> gpu_faulted_{false};
   std::string gpu_info_;
+  DeviceFaultFn on_device_fault_;
   std::mutex gpu_mutex_;  // one GPU perft at a time
   std::atomic<std::uint64_t> requests_{0};
   std::atomic<int> running_{0};

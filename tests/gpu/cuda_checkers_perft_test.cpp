@@ -3,6 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
+#include <iostream>
+#include <thread>
 
 #include "../checkers/perft_counts.h"
 #include "../checkers/playouts.h"
@@ -44,6 +47,7 @@ TEST(CudaCheckersPerft, BatchMatchesCpuOnPlayoutPositions) {
             << to_fen(boards[i]) << " depth " << depth << " rule " << int(rule);
     }
   EXPECT_TRUE(gpu::checkers_perft_batch({}, 3).empty());
+  EXPECT_THROW(gpu::checkers_perft_batch(boards, gpu::kMaxCheckersThreadDepth + 1), std::invalid_argument);
 }
 
 TEST(CudaCheckersPerft, BatchStartPositionMatchesPublishedCounts) {
@@ -80,6 +84,36 @@ TEST(CudaCheckersPerft, SplitHonoursTheCancelHook) {
   EXPECT_GT(asked.load(), 0);
   EXPECT_EQ(gpu::checkers_perft_split(Board::start(), 6, CaptureRule::kAny, [] { return false; }),
             testing::kStartPerft[5]);
+}
+
+// Deep enough that the host splits several plies and the launches are sized by estimated
+// nodes (start position depth 14 and 15).
+TEST(CudaCheckersPerft, SplitDeepStartPositionMatchesPublishedCounts) {
+  std::string why;
+  if (!gpu::cuda_device_available(&why)) GTEST_SKIP() << "skipped: " << why;
+  EXPECT_EQ(gpu::checkers_perft_split(Board::start(), 14), testing::kStartPerft[13]);
+  EXPECT_EQ(gpu::checkers_perft_split(Board::start(), 15), testing::kStartPerft[14]);
+}
+
+TEST(CudaCheckersPerft, CancelOfDeepSplitReturnsWithin500Ms) {
+  std::string why;
+  if (!gpu::cuda_device_available(&why)) GTEST_SKIP() << "skipped: " << why;
+  using Clock = std::chrono::steady_clock;
+  std::atomic<bool> cancel{false};
+  Clock::time_point set_at{};
+  std::thread canceller([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+    set_at = Clock::now();
+    cancel = true;
+  });
+  EXPECT_THROW(gpu::checkers_perft_split(Board::start(), 20, CaptureRule::kAny, [&] { return cancel.load(); }),
+               gpu::PerftCancelled);
+  const double ms = std::chrono::duration<double, std::milli>(Clock::now() - set_at).count();
+  canceller.join();
+  std::cout << "checkers cancel latency: " << ms << " ms\n";
+  RecordProperty("cancel_latency_ms", std::to_string(ms));
+  EXPECT_LT(ms, 500.0);
+  EXPECT_EQ(gpu::checkers_perft_split(Board::start(), 8), testing::kStartPerft[7]);
 }
 
 }  // namespace
