@@ -6,7 +6,8 @@
 //                 [--max-weights-mb N] [--network-memory-mb N]
 //
 // Exit status: 0 after a clean stop (SIGTERM / SIGINT), 1 when it cannot start, 2 on a
-// usage error.
+// usage error, 3 when the GPU failed for good (a dead CUDA context: a new process is
+// needed; the extension's supervisor starts one).
 #include <pthread.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -267,6 +268,7 @@ int main(int argc, char** argv) {
     log_line(std::string("fatal: ") + e.what());
     status = 1;
   }
+  if (server->device_lost()) status = 3;
   g_server.store(nullptr);
   server.reset();
   return status;

@@ -182,6 +182,22 @@ class TorchBackend final : public EvalBackend {
   }
 
   EvalBatchResult run(const LoadedNetwork& loaded, const EvalBatch& batch) override {
+    try {
+      return run_batch(loaded, batch);
+    } catch (const std::invalid_argument&) {
+      throw;
+    } catch (const std::exception& e) {
+      std::string cause;
+      if (device_.is_cuda() && torch_compat::cuda_context_lost(&cause)) {
+        const std::string message = e.what();  // LibTorch's carry a backtrace: its first line is enough
+        throw DeviceLost(cause + " (" + message.substr(0, message.find('\n')) + ")");
+      }
+      throw;
+    }
+  }
+
+ private:
+  EvalBatchResult run_batch(const LoadedNetwork& loaded, const EvalBatch& batch) {
     const auto* network = dynamic_cast<const TorchNetwork*>(&loaded);
     if (!network) throw std::invalid_argument("torch backend: a network loaded by another backend");
     validate(batch);
@@ -239,7 +255,6 @@ class TorchBackend final : public EvalBackend {
     return result;
   }
 
- private:
   // The first batches after a load pay for cuDNN's set-up and lazy module loading: pay it
   // here, once per network, with a small and a large batch.
   void warm_up(const TorchNetwork& network) {

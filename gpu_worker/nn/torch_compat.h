@@ -49,6 +49,18 @@ class StreamScope {
   std::optional<c10::cuda::CUDAStreamGuard> guard_;
 };
 
+// After a failed CUDA operation: whether the context is dead. A sticky error (illegal
+// address, launch failure, ...) is returned by every later call, so it survives clearing
+// the last error; an ordinary one (out of memory, say) does not.
+inline bool cuda_context_lost(std::string* what) {
+  const cudaError_t first = cudaStreamSynchronize(c10::cuda::getCurrentCUDAStream());
+  (void)cudaGetLastError();
+  const cudaError_t again = cudaStreamQuery(c10::cuda::getCurrentCUDAStream());
+  if (first == cudaSuccess || again == cudaSuccess || again == cudaErrorNotReady) return false;
+  if (what) *what = cudaGetErrorString(again);
+  return true;
+}
+
 // CUDA, cuDNN and driver versions, for the worker's status.
 inline std::string cuda_versions() {
   int runtime = 0, driver = 0;
@@ -64,6 +76,7 @@ class StreamScope {
   explicit StreamScope(const torch::Device&) {}
 };
 inline std::string cuda_versions() { return "no CUDA"; }
+inline bool cuda_context_lost(std::string*) { return false; }
 #endif
 
 }  // namespace pgmate::worker::torch_compat

@@ -255,6 +255,9 @@ void Batcher::run_eval_group(std::span<const BatchQueue<EvalTask>::Slice> slices
             error = "the evaluation backend returned " + std::to_string(result.priors[k].size()) +
                     " priors for a position with " + std::to_string(batch.legal_slots[k].size()) + " legal moves";
       }
+    } catch (const DeviceLost& e) {
+      error = std::string("the GPU failed (") + e.what() + "); the worker restarts";
+      if (!device_lost_.exchange(true) && config_.on_device_lost) config_.on_device_lost(e.what());
     } catch (const std::exception& e) {
       error = std::string("evaluation failed: ") + e.what();
     } catch (...) {

@@ -39,6 +39,8 @@ struct BatcherConfig {
   std::chrono::microseconds deadline{1000};   // since the first queued item
   int encode_threads = -1;  // helpers encoding large batches; -1: min(8, CPUs - 1); 0: none
   int eval_threads = 0;     // batches in progress at once; 0: 2 on a CUDA backend, else 1
+  // Called (once) when the backend throws DeviceLost; the batch fails either way.
+  std::function<void(const std::string&)> on_device_lost = nullptr;
   std::size_t network_memory = std::size_t(2048) << 20;  // bytes the held networks may take
 };
 
@@ -231,6 +233,7 @@ class Batcher {
   std::deque<std::pair<Clock::time_point, int>> recent_;  // finished eval batches: (time, positions)
 
   std::atomic<bool> stopped_{false};
+  std::atomic<bool> device_lost_{false};
   std::vector<std::thread> eval_threads_;
   std::thread legal_thread_;
 };

@@ -5,10 +5,19 @@
 
 #include <cstdint>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 namespace pgmate::worker {
+
+// The backend's device failed for good (a CUDA error that leaves the context dead: every
+// later call fails, perft's too). The worker then stops, so that its supervisor starts a
+// fresh process.
+class DeviceLost : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
 
 struct EvalBatch {
   int size = 0;

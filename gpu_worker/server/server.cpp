@@ -84,10 +84,13 @@ Server::Server(ServerConfig config, std::unique_ptr<EvalBackend> backend) : conf
   } catch (const std::invalid_argument& e) {
     throw std::runtime_error(e.what());
   }
-  batcher_ = std::make_unique<Batcher>(std::move(backend), config_.batcher);
+  BatcherConfig batcher_config = config_.batcher;
+  batcher_config.on_device_lost = [this](const std::string& what) { on_device_lost(what); };
+  batcher_ = std::make_unique<Batcher>(std::move(backend), batcher_config);
   pool_ = std::make_unique<ThreadPool>(config_.threads);
   control_ = std::make_unique<ThreadPool>(1);
-  perft_ = std::make_unique<PerftRunner>(*pool_, config_.gpu_allowed, &stopping_);
+  perft_ = std::make_unique<PerftRunner>(*pool_, config_.gpu_allowed, &stopping_,
+                                         [this](const std::string& what) { on_device_lost(what); });
   try {
     wake_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     if (wake_fd_ < 0) fail_errno("eventfd", errno);
@@ -248,6 +251,14 @@ void Server::request_stop(int signal) {
   if (signal != 0) stop_signal_.store(signal);
   stop_requested_.store(true);
   wake();
+}
+
+// A dead CUDA context fails every later GPU call, perft's and the network's alike: stop
+// serving, so that the process exits and its supervisor starts a fresh one.
+void Server::on_device_lost(const std::string& what) {
+  if (device_lost_.exchange(true)) return;
+  log("the GPU failed for good (" + what + "): stopping, so that a fresh worker can use it");
+  request_stop();
 }
 
 void Server::stop() {

@@ -65,6 +65,10 @@ class Server {
   // `database` 0: every database's networks; else only that database's.
   std::string status_json(std::uint32_t database = 0) const;
   int connected_clients() const { return connections_.load(); }
+  // True once the GPU failed for good (a dead CUDA context, from perft or a network
+  // batch): the server then stops by itself, and the process should exit so that a fresh
+  // one can use the GPU (pgmate-worker exits with status 3).
+  bool device_lost() const { return device_lost_.load(); }
 
  private:
   struct Conn;
@@ -77,6 +81,7 @@ class Server {
   void setup_unix();
   void setup_tcp();
   void log(const std::string& line) const;
+  void on_device_lost(const std::string& what);
 
   // Loop-thread helpers.
   void accept_all(int listen_fd, bool tcp);
@@ -111,6 +116,7 @@ class Server {
   std::string tcp_display_;
 
   std::atomic<bool> stop_requested_{false};
+  std::atomic<bool> device_lost_{false};
   std::atomic<int> stop_signal_{0};
   std::atomic<bool> stopping_{false};  // watched by running perfts
   std::atomic<bool> ran_{false};

@@ -308,6 +308,31 @@ TEST(WorkerServer, EvaluateEdgeCases) {
   EXPECT_THROW(eval(client, {EvalInput{std::vector<chess::Board>(5, mate)}}), WorkerError);
 }
 
+// A dead GPU context fails every later GPU call: the request gets a clear error, and the
+// server stops by itself so that the process exits (status 3) and a fresh one starts.
+TEST(WorkerServer, ALostDeviceStopsTheServer) {
+  TestServer ts;
+  WorkerClient client = ts.client();
+  const auto inputs = to_inputs(testing::random_histories(4, 3));
+  expect_eval(inputs, eval(client, inputs));
+  EXPECT_FALSE(ts.server->device_lost());
+  ts.state->lose_device = true;
+  try {
+    eval(client, inputs);
+    ADD_FAILURE() << "no error after the device was lost";
+  } catch (const WorkerError& e) {
+    EXPECT_NE(std::string(e.what()).find("the worker restarts"), std::string::npos) << e.what();
+  }
+  const auto deadline = std::chrono::steady_clock::now() + 5s;
+  while (std::filesystem::exists(ts.config.socket_path) && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(10ms);
+  EXPECT_FALSE(std::filesystem::exists(ts.config.socket_path)) << "the server went on serving";
+  EXPECT_TRUE(ts.server->device_lost());
+  std::lock_guard lock(ts.log_mutex);
+  EXPECT_TRUE(std::any_of(ts.logs.begin(), ts.logs.end(),
+                          [](const std::string& l) { return l.find("the GPU failed for good") != std::string::npos; }));
+}
+
 TEST(WorkerServer, PerftMatchesCore) {
   TestServer ts;
   WorkerClient client = ts.client();

@@ -56,6 +56,7 @@ struct FakeState {
   std::atomic<int> runs{0};
   std::atomic<int> running{0}, most_running{0};  // runs in progress at once
   std::atomic<bool> fail_runs{false};
+  std::atomic<bool> lose_device{false};  // runs throw DeviceLost, as a dead CUDA context makes them
   // Spoils the last answer of each batch: 1 a NaN win, 2 an infinite prior, 3 a WDL summing to 1.5.
   std::atomic<int> spoil{0};
   std::atomic<int> load_delay_ms{0};
@@ -116,6 +117,7 @@ class FakeBackend : public EvalBackend {
     } leave{state_->running};
     if (int d = state_->delay_ms.load()) std::this_thread::sleep_for(std::chrono::milliseconds(d));
     if (state_->fail_runs) throw std::runtime_error("fake failure");
+    if (state_->lose_device) throw DeviceLost("fake: an illegal memory access was encountered");
     if (batch.planes.size() != std::size_t(batch.size) * kPlaneFloats || batch.legal_slots.size() != std::size_t(batch.size))
       throw std::runtime_error("malformed batch");
     EvalBatchResult r;
