@@ -74,6 +74,14 @@ SELECT name, CASE WHEN elo = 'Infinity' THEN 'infinity' WHEN elo > 0 THEN 'above
 SELECT * FROM pgmate.ratings('"mcts:999"');
 \set VERBOSITY default
 
+-- a network with search against random: its leaves go to pgmate-worker in batches
+SELECT pgmate.wait_for_worker();
+SELECT pgmate.init_network('arena', '{"filters": 8, "blocks": 1, "attention_blocks": 0}', seed => 3) AS net \gset
+CALL pgmate.arena(format('"net:%s:8"', :net)::jsonb, '"random"', 2, '{"name": "net-random", "seed": 1, "max_plies": 30}');
+SELECT games, wins + draws + losses AS counted FROM pgmate.match_results WHERE name = 'net-random';
+SELECT white ~ '^net:[0-9]+:8$' OR black ~ '^net:[0-9]+:8$' AS net_named FROM pgmate.games g
+  JOIN pgmate.matches m ON m.id = g.match_id WHERE m.name = 'net-random' LIMIT 1;
+
 -- a uci player runs a program on the server: not for ordinary roles
 CREATE ROLE pgmate_arena_player;
 GRANT USAGE ON SCHEMA pgmate TO pgmate_arena_player;
@@ -105,4 +113,5 @@ SELECT status, (SELECT count(*) FROM pgmate.games g WHERE g.match_id = m.id) BET
   FROM pgmate.matches m WHERE name = 'long';
 
 DELETE FROM pgmate.matches;
+DELETE FROM pgmate.networks;
 SELECT count(*) AS arena_games_left FROM pgmate.games WHERE source = 'arena';
