@@ -102,7 +102,7 @@ if [ -n "$run_tests" ]; then
     "$exe" --gtest_filter="$filter" --gtest_color=no >>"$OUT/tests.log" 2>&1
     local status=$?
     local counts
-    counts=$(sed -n "/^==== $name\$/,\$p" "$OUT/tests.log" | grep -E '^\[  (PASSED|FAILED|SKIPPED) \] [0-9]+ test' | tr '\n' ' ')
+    counts=$(sed -n "/^==== $name\$/,\$p" "$OUT/tests.log" | grep -E '^\[ +(PASSED|FAILED|SKIPPED) +\] [0-9]+ test' | tr '\n' ' ')
     if [ $status -ne 0 ]; then
       note "FAIL $name ($((SECONDS - t)) s): $counts"; failed=1
     elif [ -n "$no_gpu" ]; then
@@ -116,6 +116,22 @@ if [ -n "$run_tests" ]; then
   gpu_test "CUDA perft, legal moves and encoding" "$bin/cuda_perft_test"
   gpu_test "network on CUDA against the CPU" "$bin/network_test" '*CudaNetwork*:TorchBackend.Devices'
   gpu_test "pgmate-worker serving the GPU" "$bin/worker_gpu_test"
+  # What the GPU paths rest on, checked on the host: error classes, the breadth-first
+  # driver with plain loops for kernels, the compact board's perft.
+  for t in cuda_errors_test gpu_bfs_driver_perft_test compact_board_perft_test; do
+    if "$bin/$t" --gtest_color=no >>"$OUT/tests.log" 2>&1; then note "ok   $t (host)"; else note "FAIL $t (host)"; failed=1; fi
+  done
+  # The review's regression cases under compute-sanitizer (out-of-bounds and misaligned
+  # accesses, stack overflows), where the image has it.
+  if [ -z "$no_gpu" ] && command -v compute-sanitizer >/dev/null; then
+    if compute-sanitizer --tool memcheck --error-exitcode 1 "$bin/cuda_perft_test" \
+         --gtest_filter='CudaPerftBreadthFirst.ReviewRegressionCounts:CudaPerftPerThread.DeepThreadsDoNotOverflow' \
+         >"$OUT/sanitizer.log" 2>&1; then
+      note "ok   compute-sanitizer memcheck on the regression cases"
+    else
+      note "FAIL compute-sanitizer memcheck (sanitizer.log)"; failed=1
+    fi
+  fi
   grep -E '^\[  FAILED  \]|Failure|error' "$OUT/tests.log" | head -40
 fi
 
