@@ -115,3 +115,10 @@ SELECT status, (SELECT count(*) FROM pgmate.games g WHERE g.match_id = m.id) BET
 DELETE FROM pgmate.matches;
 DELETE FROM pgmate.networks;
 SELECT count(*) AS arena_games_left FROM pgmate.games WHERE source = 'arena';
+
+-- the other suites share this database: no network left in the worker, identities from 1
+SELECT pgmate.kill_worker();
+SELECT pgmate.wait_for_worker();
+SELECT setval(pg_get_serial_sequence('pgmate.games', 'id'), 1, false) AS games_id,
+       setval(pg_get_serial_sequence('pgmate.networks', 'id'), 1, false) AS networks_id,
+       setval(pg_get_serial_sequence('pgmate.matches', 'id'), 1, false) AS matches_id;
