@@ -180,6 +180,7 @@ PGMATE_FUNCTION(arena_ratings) {
     const std::string b = pg::pg_call([&] { return std::string(SPI_getvalue(row, desc, 2)); });
     const bool a_white = std::string(pg::pg_call([&] { return SPI_getvalue(row, desc, 3); })) == "t";
     const std::string result = pg::pg_call([&] { return std::string(SPI_getvalue(row, desc, 4)); });
+    if (a == b) continue;  // a player against itself says nothing about its rating
     const double score = result == "1/2-1/2" ? 0.5 : (result == "1-0") == a_white ? 1.0 : 0.0;
     games.push_back({id_of(a), id_of(b), score});
   }

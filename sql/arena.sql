@@ -67,6 +67,8 @@ CALL pgmate.arena('"net:999999:5"', '"random"', 2);
 CALL pgmate.arena('"uci:/usr/games/stockfish:nodes=500"', '"random"', 2,
                   '{"name": "stockfish-random", "seed": 3, "max_plies": 300}');
 SELECT wins, draws, losses FROM pgmate.match_results WHERE name = 'stockfish-random';
+-- (a player against itself leaves the ratings as they were)
+CALL pgmate.arena('"random"', '"random"', 2, '{"name": "random-random", "seed": 4, "max_plies": 40}');
 SELECT name, CASE WHEN elo = 'Infinity' THEN 'infinity' WHEN elo > 0 THEN 'above random' WHEN elo = 0 THEN 'anchor'
                   ELSE 'below random' END AS rating, games
   FROM pgmate.ratings('"random"') ORDER BY name;

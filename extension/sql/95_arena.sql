@@ -99,8 +99,9 @@ COMMENT ON VIEW pgmate.match_results IS
   'per match from player A''s side: W/D/L, game pairs (pentanomial), score, Elo with its 95% interval, LOS, SPRT';
 
 -- Bradley-Terry maximum-likelihood ratings of every player over every arena game, with
--- standard errors relative to the anchor. A player who won (lost) every game against the
--- rated players gets +Infinity (-Infinity); one cut off from the anchor, NULL.
+-- standard errors relative to the anchor (games of a player against itself left out). A
+-- player who won (lost) every game against the rated players gets +Infinity (-Infinity);
+-- one cut off from the anchor, NULL.
 CREATE FUNCTION pgmate.ratings(anchor jsonb DEFAULT '"random"', anchor_elo float8 DEFAULT 0)
   RETURNS TABLE (player jsonb, name text, elo float8, elo_stderr float8, games bigint, points float8)
   AS 'MODULE_PATHNAME', 'arena_ratings' LANGUAGE C STABLE STRICT;
