@@ -34,23 +34,32 @@ int main(int argc, char** argv) {
   }
   const std::string command = argv[1];
   const std::vector<std::string> args(argv + 2, argv + argc);
-  const char* usage = command == "perft" ? kPerftUsage : kMovesUsage;
-  if (command == "import") usage = kImportUsage;
-  if (command == "selfplay") usage = kSelfplayUsage;
-  if (command == "play") usage = kPlayUsage;
-  if (command == "arena") usage = kArenaUsage;
-  if (command == "uci") usage = kUciUsage;
-  try {
-    if (command == "perft") return perft_command(args);
-    if (command == "moves") return moves_command(args);
-    if (command == "import") return import_command(args);
-    if (command == "selfplay") return selfplay_command(args);
-    if (command == "play") return play_command(args);
-    if (command == "arena") return arena_command(args);
-    if (command == "uci") return uci_command(args);
+  struct Command {
+    const char* name;
+    const char* usage;
+    int (*run)(const std::vector<std::string>&);
+  };
+  const Command commands[] = {{"perft", kPerftUsage, perft_command},          {"moves", kMovesUsage, moves_command},
+                              {"import", kImportUsage, import_command},       {"selfplay", kSelfplayUsage, selfplay_command},
+                              {"play", kPlayUsage, play_command},             {"arena", kArenaUsage, arena_command},
+                              {"uci", kUciUsage, uci_command}};
+  const Command* found = nullptr;
+  for (const Command& c : commands)
+    if (command == c.name) found = &c;
+  if (!found) {
     std::cerr << "pgmate: unknown command \"" << command << "\"\n";
     print_help(std::cerr);
     return 2;
+  }
+  // Every command answers --help (or -h) anywhere among its arguments.
+  for (const std::string& a : args)
+    if (a == "--help" || a == "-h") {
+      std::cout << "usage: " << found->usage << "\n";
+      return 0;
+    }
+  const char* usage = found->usage;
+  try {
+    return found->run(args);
   } catch (const UsageError& e) {
     std::cerr << "pgmate " << command << ": " << e.what() << "\nusage: " << usage << "\n";
     return 2;
