@@ -4,7 +4,9 @@
 --  * Statistics in SQL: pgmate.elo, pgmate.pentanomial_elo, pgmate.sprt, the view
 --    pgmate.match_results, and Bradley-Terry ratings, pgmate.ratings.
 --  * CALL pgmate.arena plays a match in the backend; pgmate.player_spec resolves a spec.
--- The same statements as extension/sql/80_games.sql (the two columns) and 95_arena.sql
+--  * pgmate.game_targets: every position of the stored games as a training row.
+-- The same statements as extension/sql/80_games.sql (the two columns), 95_arena.sql and
+-- 97_training.sql
 -- of 0.5.0.
 
 \echo Use "ALTER EXTENSION pgmate UPDATE" to load this file. \quit
@@ -133,3 +135,33 @@ CREATE PROCEDURE pgmate.arena(a jsonb, b jsonb, games int, options jsonb DEFAULT
 REVOKE ALL ON PROCEDURE pgmate.arena(jsonb, jsonb, int, jsonb) FROM PUBLIC;
 COMMENT ON PROCEDURE pgmate.arena(jsonb, jsonb, int, jsonb) IS
   'plays a match between two players into pgmate.games and pgmate.matches; commits after each game unless called inside a transaction block';
+
+-- ===================================================================== training data
+-- Every position of every finished game of pgmate.games as a training row: the network's
+-- input (board, up to 3 earlier positions newest first, repetitions), the move played (a
+-- one-hot policy target) and the result from the side to move, as wdl (head order) and z;
+-- with the game's source, ratings and ECO code to filter on. Filters on the game's columns
+-- apply before its positions are computed. Split held-out data by game, never by position:
+-- e.g. WHERE hashint8(game_id) % 10 = 0.
+CREATE VIEW pgmate.game_targets AS
+  SELECT g.id AS game_id, p.ply, g.source, p.board, p.history, least(p.repetitions, 2)::int AS repetitions,
+         p.move AS played, t.wdl, (t.wdl[1] - t.wdl[3])::int AS z,
+         CASE WHEN g.tags->>'WhiteElo' ~ '^[0-9]{1,4}$' THEN (g.tags->>'WhiteElo')::int END AS white_elo,
+         CASE WHEN g.tags->>'BlackElo' ~ '^[0-9]{1,4}$' THEN (g.tags->>'BlackElo')::int END AS black_elo,
+         g.tags->>'ECO' AS eco
+  FROM pgmate.games g
+  CROSS JOIN LATERAL (
+    SELECT gp.ply, gp.board, gp.move,
+           array_remove(ARRAY[lag(gp.board, 1) OVER w, lag(gp.board, 2) OVER w, lag(gp.board, 3) OVER w], NULL)
+             AS history,
+           count(*) OVER (PARTITION BY @extschema@.board_key(gp.board) ORDER BY gp.ply
+                          ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS repetitions
+    FROM @extschema@.game_positions(g.start, g.moves) gp
+    WINDOW w AS (ORDER BY gp.ply)
+  ) p,
+  LATERAL (SELECT CASE WHEN g.result = '1/2-1/2' THEN '{0,1,0}'
+                       WHEN (g.result = '1-0') = (@extschema@.side_to_move(p.board) = 'white') THEN '{1,0,0}'
+                       ELSE '{0,0,1}' END::real[] AS wdl) t
+  WHERE g.result IN ('1-0', '0-1', '1/2-1/2') AND p.move IS NOT NULL;
+COMMENT ON VIEW pgmate.game_targets IS
+  'one row per position of a finished game: the network input (board, history, repetitions), the move played, the result as wdl (side to move) and z, source, ratings and ECO to filter on';
