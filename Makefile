@@ -107,8 +107,10 @@ fuzz:
 	cmake --build $(FUZZ_DIR) -j $(JOBS)
 	scripts/run-fuzzers.sh $(FUZZ_DIR) $(FUZZ_SECONDS)
 
+# Only what the demo runs: the CLI and the worker (the tests are built by make test).
 demo: deps
-	$(MAKE) build
+	$(MAKE) configure
+	cmake --build $(BUILD_DIR) -j $(JOBS) --target pgmate pgmate-worker
 	scripts/demo.sh $(BUILD_DIR)/bin/pgmate
 
 bench: build

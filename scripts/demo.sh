@@ -92,6 +92,20 @@ sql "SELECT game_id, ply, disagreement, prior_move, prior_share, search_move, vi
 sql "SELECT game_id, ply, wdl, z, cardinality(history) AS history, repetitions, round(q::numeric, 3) AS q, policy[1:5] AS policy_first_5 FROM pgmate.training_targets ORDER BY game_id DESC, ply LIMIT 5;"
 
 echo
+echo "== arena: who is stronger, with error bars =="
+say "pgmate arena --games 8 --parallel 8 --seed 1 --max-plies 200 --name demo-mcts mcts:100 random"
+"$pgmate" arena --db "dbname=pgmate" --games 8 --parallel 8 --seed 1 --max-plies 200 --name demo-mcts --quiet \
+  mcts:100 random
+if [ -x /usr/games/stockfish ]; then
+  say "pgmate arena --games 4 --seed 1 --name demo-stockfish 'uci:/usr/games/stockfish:nodes=1000,Skill Level=0' mcts:100"
+  "$pgmate" arena --db "dbname=pgmate" --games 4 --parallel 4 --seed 1 --max-plies 300 --name demo-stockfish --quiet \
+    "uci:/usr/games/stockfish:nodes=1000,Skill Level=0" mcts:100
+fi
+sql "CALL pgmate.arena('\"mcts:20\"', '\"random\"', 4, '{\"name\": \"demo-sql\", \"seed\": 1, \"max_plies\": 120}');"
+sql "SELECT name, games, wins, draws, losses, round(score::numeric, 3) AS score, round(elo::numeric) AS elo, round(elo_lower::numeric) AS elo_lower, round(elo_upper::numeric) AS elo_upper FROM pgmate.match_results ORDER BY match_id;"
+sql "SELECT name, round(elo::numeric) AS elo, round(elo_stderr::numeric) AS stderr, games FROM pgmate.ratings('\"random\"') ORDER BY elo DESC NULLS LAST;"
+
+echo
 echo "The server is still running. Connect with:"
 echo "  psql -h $PGHOST -p $PGPORT -U $PGUSER pgmate"
 echo "Stop it with: make server-stop"
