@@ -92,8 +92,9 @@ pid_t start_worker() {
     sigprocmask(SIG_SETMASK, &none, nullptr);
     for (int fd = 3; fd < 1024; ++fd) close(fd);
     const std::string memory = std::to_string(pgmate::pg::worker_network_memory_mb);
-    execl(command.c_str(), command.c_str(), "--socket", socket.c_str(), "--device", device, "--network-memory-mb",
-          memory.c_str(), (char*)nullptr);
+    const char* precision = pgmate::pg::kWorkerPrecisions[pgmate::pg::worker_precision_setting];
+    execl(command.c_str(), command.c_str(), "--socket", socket.c_str(), "--device", device, "--precision", precision,
+          "--network-memory-mb", memory.c_str(), (char*)nullptr);
     _exit(127);
   }
   ereport(LOG, (errmsg("pgmate: started worker %s (pid %d) on %s", command.c_str(), int(pid), socket.c_str())));
@@ -166,6 +167,14 @@ void _PG_init(void) {
                              nullptr, nullptr);
   DefineCustomStringVariable("pgmate.worker_device", "Device the supervised worker uses: auto, cpu or cuda.", nullptr,
                              &pgmate::pg::worker_device_setting, "auto", PGC_SIGHUP, 0, nullptr, nullptr, nullptr);
+  // The network's arithmetic on a GPU (the CPU runs fp32 whatever is set here).
+  static const struct config_enum_entry precisions[] = {
+      {"auto", 0, false}, {"fp32", 1, false}, {"bf16", 2, false}, {"fp16", 3, false}, {nullptr, 0, false}};
+  DefineCustomEnumVariable("pgmate.worker_precision",
+                           "The network's precision on a GPU: auto (bf16), fp32, bf16 or fp16.",
+                           "Takes effect when the supervisor next starts the worker.",
+                           &pgmate::pg::worker_precision_setting, 0, precisions, PGC_SIGHUP, 0, nullptr, nullptr,
+                           nullptr);
   DefineCustomIntVariable("pgmate.worker_timeout", "How long a call waits for the worker.", nullptr,
                           &pgmate::pg::worker_timeout_ms, 60000, 100, 3600 * 1000, PGC_USERSET, GUC_UNIT_MS, nullptr,
                           nullptr, nullptr);

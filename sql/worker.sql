@@ -77,3 +77,7 @@ SELECT pgmate.wait_for_worker();
 SELECT count(*) AS rows_after_restart FROM evaluate(ARRAY['startpos'::board], :id);
 -- the backend's own move generation never needs the worker
 SELECT perft('startpos', 3);
+
+-- the supervised worker's precision on a GPU (the CPU runs fp32 whatever it says)
+SHOW pgmate.worker_precision;
+SELECT setting, enumvals FROM pg_settings WHERE name = 'pgmate.worker_precision';

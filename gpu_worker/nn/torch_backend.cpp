@@ -299,7 +299,10 @@ class TorchBackend final : public EvalBackend {
 std::unique_ptr<EvalBackend> make_torch_backend(const std::string& device, std::uint64_t max_weight_bytes,
                                                 const std::string& precision) {
   const torch::Device d = parse_device(device);
-  return std::make_unique<TorchBackend>(d, max_weight_bytes, parse_precision(precision, d));
+  // "auto" that found no GPU runs fp32 whatever precision was asked for the GPU.
+  const std::string effective = device == "auto" && !d.is_cuda() ? "fp32" : precision;
+  if (effective != precision) (void)parse_precision(precision, torch::Device(torch::kCUDA, 0));  // still refuse a typo
+  return std::make_unique<TorchBackend>(d, max_weight_bytes, parse_precision(effective, d));
 }
 
 }  // namespace pgmate::worker

@@ -57,7 +57,8 @@ class EvalBackend {
 // "cpu", "cuda" or "auto" (CUDA when LibTorch has it and a device is present).
 // init_weights refuses configurations whose weights would exceed max_weight_bytes (the
 // default: the protocol's default max_large_payload, 64 MiB). precision: "auto" (bf16 on
-// CUDA, fp32 on the CPU), "fp32", "bf16" or "fp16" (CUDA only); std::invalid_argument else.
+// CUDA, fp32 on the CPU), "fp32", "bf16" or "fp16" (CUDA only: std::invalid_argument for
+// device "cpu"; device "auto" without a GPU runs fp32); std::invalid_argument for others.
 std::unique_ptr<EvalBackend> make_torch_backend(const std::string& device,
                                                 std::uint64_t max_weight_bytes = std::uint64_t{64} << 20,
                                                 const std::string& precision = "auto");

@@ -263,6 +263,11 @@ TEST(TorchBackend, Devices) {
   expect_throws_invalid([] { torch_backend("cpu", std::uint64_t{64} << 20, "bf16"); }, "needs a CUDA device");
   expect_throws_invalid([] { torch_backend("cpu", std::uint64_t{64} << 20, "fp8"); }, "unknown precision");
   EXPECT_EQ(torch_backend("cpu", std::uint64_t{64} << 20, "fp32")->device(), "cpu");
+  // auto without a GPU: the CPU's fp32, whatever the GPU would have used
+  if (!torch::cuda::is_available()) {
+    EXPECT_EQ(torch_backend("auto", std::uint64_t{64} << 20, "bf16")->device(), "cpu");
+    expect_throws_invalid([] { torch_backend("auto", std::uint64_t{64} << 20, "fp64"); }, "unknown precision");
+  }
 }
 
 // ---- the same network on CUDA (skipped without a CUDA LibTorch and a device) ----
