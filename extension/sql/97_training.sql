@@ -28,3 +28,14 @@ CREATE VIEW pgmate.game_targets AS
   WHERE g.result IN ('1-0', '0-1', '1/2-1/2') AND p.move IS NOT NULL;
 COMMENT ON VIEW pgmate.game_targets IS
   'one row per position of a finished game: the network input (board, history, repetitions), the move played, the result as wdl (side to move) and z, source, ratings and ECO to filter on';
+
+-- A network measured on the rows of a training query (columns by name: board, history,
+-- repetitions, played or moves + policy, z or wdl, weight; a missing or mistyped column is
+-- 42804 naming it): the weighted share of rows whose most likely move is the target's, and
+-- the mean policy and win/draw/loss cross-entropies, computed on the worker.
+CREATE FUNCTION pgmate.network_accuracy(network bigint, data text, OUT positions bigint, OUT top1 float8,
+                                        OUT policy_cross_entropy float8, OUT wdl_cross_entropy float8)
+  AS 'MODULE_PATHNAME', 'network_accuracy' LANGUAGE C VOLATILE STRICT;
+REVOKE ALL ON FUNCTION pgmate.network_accuracy(bigint, text) FROM PUBLIC;
+COMMENT ON FUNCTION pgmate.network_accuracy(bigint, text) IS
+  'top-1 move accuracy and policy and WDL cross-entropies of a network on the rows of a training query';
