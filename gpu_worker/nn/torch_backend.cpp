@@ -27,6 +27,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <limits>
 #include <memory>
 #include <mutex>
@@ -35,8 +36,6 @@
 #include <thread>
 #include <utility>
 #include <vector>
-
-#include <cstring>
 
 #include <torch/torch.h>
 
