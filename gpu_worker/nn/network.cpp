@@ -21,9 +21,9 @@ namespace {
 static_assert(std::endian::native == std::endian::little, "weights are read and written as little-endian floats");
 
 const char* const kFormatVersion = "2";
-const char* const kFormatKey = "pgmate_format";
-const char* const kConfigKey = "pgmate_config";
-const char* const kChecksumKey = "pgmate_checksum";
+const char* const kFormatKey = kWeightsFormatKey;
+const char* const kConfigKey = kWeightsConfigKey;
+const char* const kChecksumKey = kWeightsChecksumKey;
 const char* const kDtype = "F32";
 
 torch::nn::Conv2d conv(int in, int out, int kernel) {

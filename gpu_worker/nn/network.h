@@ -136,6 +136,11 @@ class NetworkImpl : public torch::nn::Module {
 };
 TORCH_MODULE(Network);
 
+// The weights file's metadata keys (above).
+inline constexpr const char* kWeightsFormatKey = "pgmate_format";
+inline constexpr const char* kWeightsConfigKey = "pgmate_config";
+inline constexpr const char* kWeightsChecksumKey = "pgmate_checksum";
+
 // Sum of numel() over the module's parameters.
 std::int64_t count_parameters(const torch::nn::Module& module);
 
