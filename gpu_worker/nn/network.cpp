@@ -21,9 +21,9 @@ namespace {
 static_assert(std::endian::native == std::endian::little, "weights are read and written as little-endian floats");
 
 const char* const kFormatVersion = "2";
-const char* const kFormatKey = "pgmate_format";
-const char* const kConfigKey = "pgmate_config";
-const char* const kChecksumKey = "pgmate_checksum";
+const char* const kFormatKey = kWeightsFormatKey;
+const char* const kConfigKey = kWeightsConfigKey;
+const char* const kChecksumKey = kWeightsChecksumKey;
 const char* const kDtype = "F32";
 
 torch::nn::Conv2d conv(int in, int out, int kernel) {
@@ -65,11 +65,13 @@ bool cpu_inference(const torch::Tensor& x) {
   return x.device().is_cpu() && x.scalar_type() == torch::kFloat32 && !torch::GradMode::is_enabled();
 }
 
-// A stride-1, bias-free, "same"-padded convolution (every convolution of the network).
+// A stride-1, "same"-padded convolution (every convolution of the network).
 torch::Tensor conv_forward(torch::nn::Conv2d& conv, const torch::Tensor& x) {
   if (mkldnn_mode() == MkldnnMode::kOff || !cpu_inference(x)) return conv(x);
   const std::int64_t pad = conv->weight.size(-1) / 2;
-  return at::mkldnn_convolution(x.contiguous(), conv->weight, c10::nullopt, {pad, pad}, {1, 1}, {1, 1}, 1);
+  const c10::optional<torch::Tensor> bias =
+      conv->bias.defined() ? c10::optional<torch::Tensor>(conv->bias) : c10::nullopt;
+  return at::mkldnn_convolution(x.contiguous(), conv->weight, bias, {pad, pad}, {1, 1}, {1, 1}, 1);
 }
 
 // A linear layer; fewer than 8 rows (matrix-vector products) stay with BLAS, as fast
@@ -169,6 +171,12 @@ bool is_lower_hex(const std::string& s, std::size_t digits) {
 
 // ---- modules ----
 
+torch::Tensor HeadDropoutImpl::forward(const torch::Tensor& x) {
+  if (!is_training() || p_ == 0) return x;
+  const torch::Tensor keep = torch::empty_like(x).bernoulli_(1.0 - p_, generator_);
+  return x * keep * (1.0 / (1.0 - p_));
+}
+
 SqueezeExcitationImpl::SqueezeExcitationImpl(int channels, int ratio) {
   fc1_ = register_module("fc1", torch::nn::Linear(channels, channels / ratio));
   fc2_ = register_module("fc2", torch::nn::Linear(channels / ratio, channels));
@@ -229,9 +237,17 @@ NetworkImpl::NetworkImpl(const NetworkConfig& config) : config_(config) {
     const bool attention = b >= config_.blocks - config_.attention_blocks;
     blocks_->push_back(ResidualBlock(f, config_.se_ratio, attention, config_.heads));
   }
-  policy_conv_ = register_module("policy_conv", conv(f, kPolicyChannels, 1));
-  policy_norm_ = register_module("policy_norm", group_norm(kNormGroups, kPolicyChannels));
-  policy_fc_ = register_module("policy_fc", torch::nn::Linear(kPolicyChannels * kBoardSquares, kPolicySize));
+  if (config_.policy_head == PolicyHead::kFc) {
+    policy_conv_ = register_module("policy_conv", conv(f, kPolicyChannels, 1));
+    policy_norm_ = register_module("policy_norm", group_norm(kNormGroups, kPolicyChannels));
+    policy_fc_ = register_module("policy_fc", torch::nn::Linear(kPolicyChannels * kBoardSquares, kPolicySize));
+  } else {
+    policy_conv_ = register_module("policy_conv", conv(f, f, 1));
+    policy_norm_ = register_module("policy_norm", group_norm(kNormGroups, f));
+    policy_out_ = register_module("policy_out", torch::nn::Conv2d(torch::nn::Conv2dOptions(f, kPolicyMoveTypes, 1)));
+  }
+  policy_dropout_ = register_module("policy_dropout", HeadDropout(kHeadDropout));
+  value_dropout_ = register_module("value_dropout", HeadDropout(kHeadDropout));
   value_conv_ = register_module("value_conv", conv(f, kValueChannels, 1));
   value_norm_ = register_module("value_norm", group_norm(1, kValueChannels));
   value_fc1_ = register_module("value_fc1", torch::nn::Linear(kValueChannels * kBoardSquares, kValueHidden));
@@ -241,9 +257,27 @@ NetworkImpl::NetworkImpl(const NetworkConfig& config) : config_(config) {
 NetworkOutput NetworkImpl::forward(const torch::Tensor& planes) {
   auto x = act(stem_norm_(conv_forward(stem_conv_, planes)));
   for (const auto& block : *blocks_) x = block->as<ResidualBlock>()->forward(x);
-  auto p = act(policy_norm_(conv_forward(policy_conv_, x))).flatten(1);
+  auto p = policy_dropout_(act(policy_norm_(conv_forward(policy_conv_, x))));
+  torch::Tensor policy;
+  if (config_.policy_head == PolicyHead::kFc) {
+    policy = linear_forward(policy_fc_, p.flatten(1));
+  } else {
+    // [N, 73, 8, 8] -> [N, 8, 8, 73] -> slot square * 73 + type.
+    policy = conv_forward(policy_out_, p).permute({0, 2, 3, 1}).reshape({p.size(0), kPolicySize});
+  }
   auto v = act(value_norm_(conv_forward(value_conv_, x))).flatten(1);
-  return {linear_forward(policy_fc_, p), linear_forward(value_fc2_, act(linear_forward(value_fc1_, v)))};
+  return {policy, linear_forward(value_fc2_, value_dropout_(act(linear_forward(value_fc1_, v))))};
+}
+
+void NetworkImpl::set_head_dropout(double p) {
+  if (!(p >= 0 && p < 1)) throw std::invalid_argument("head dropout must be in [0, 1)");
+  policy_dropout_->set_p(p);
+  value_dropout_->set_p(p);
+}
+
+void NetworkImpl::set_dropout_generator(const c10::optional<at::Generator>& generator) {
+  policy_dropout_->set_generator(generator);
+  value_dropout_->set_generator(generator);
 }
 
 // ---- weights ----

@@ -8,9 +8,18 @@
 //              blocks spatial self-attention over the 64 squares (learned positional
 //              embedding added to queries/keys/values' input, H heads, output projection,
 //              residual + LayerNorm), then the block's residual add and GELU
-//   policy     conv1x1 F->32, GN(8), GELU, flatten 2048, linear -> 4672 logits
-//              (slot = from * 73 + type, core/nn/policy.h)
-//   wdl        conv1x1 F->4, GN(1), GELU, flatten 256, linear 256, GELU, linear 3 logits
+//   policy     "fc" head: conv1x1 F->32, GN(8), GELU, dropout, flatten 2048, linear -> 4672
+//              logits; "conv" head: conv1x1 F->F, GN(8), GELU, dropout, conv1x1 F->73 with
+//              bias, whose output [N, 73, 8, 8] is read square-major ([N, 8, 8, 73]) so that
+//              logit (square, plane) is slot square * 73 + plane -- slot = from * 73 + type,
+//              core/nn/policy.h, with squares indexed rank * 8 + file as the input planes
+//   wdl        conv1x1 F->4, GN(1), GELU, flatten 256, linear 256, GELU, dropout, linear 3
+//              logits
+//
+// Dropout (kHeadDropout = 0.3 unless set_head_dropout changes it) acts only in train()
+// mode, before each head's last layer; it holds no tensors, so the weights do not change.
+// It draws from a generator given by set_dropout_generator (the trainer seeds one per step
+// so that a resumed run repeats the masks), else from LibTorch's global generator.
 //
 // Convolutions carry no bias (a GroupNorm follows each). Parameters take PyTorch's default
 // initialisation (plus N(0, 0.02) positional embeddings), drawn from LibTorch's global
@@ -40,6 +49,24 @@
 #include "nn/network_config.h"
 
 namespace pgmate::worker::nn {
+
+inline constexpr double kHeadDropout = 0.3;
+
+// Inverted dropout (scaled by 1 / (1 - p) when training, identity in eval mode) with an
+// optional generator of its own.
+class HeadDropoutImpl : public torch::nn::Module {
+ public:
+  explicit HeadDropoutImpl(double p) : p_(p) {}
+  torch::Tensor forward(const torch::Tensor& x);
+  void set_p(double p) { p_ = p; }
+  double p() const { return p_; }
+  void set_generator(c10::optional<at::Generator> generator) { generator_ = std::move(generator); }
+
+ private:
+  double p_;
+  c10::optional<at::Generator> generator_;
+};
+TORCH_MODULE(HeadDropout);
 
 class SqueezeExcitationImpl : public torch::nn::Module {
  public:
@@ -87,6 +114,11 @@ class NetworkImpl : public torch::nn::Module {
   explicit NetworkImpl(const NetworkConfig& config);
   NetworkOutput forward(const torch::Tensor& planes);  // [N, 72, 8, 8]
   const NetworkConfig& config() const { return config_; }
+  // 0 <= p < 1; applies to both heads.
+  void set_head_dropout(double p);
+  // The generator both dropout layers draw from (on the network's device); nullopt: the
+  // global one.
+  void set_dropout_generator(const c10::optional<at::Generator>& generator);
 
  private:
   NetworkConfig config_;
@@ -95,12 +127,19 @@ class NetworkImpl : public torch::nn::Module {
   torch::nn::ModuleList blocks_{nullptr};
   torch::nn::Conv2d policy_conv_{nullptr};
   torch::nn::GroupNorm policy_norm_{nullptr};
-  torch::nn::Linear policy_fc_{nullptr};
+  torch::nn::Linear policy_fc_{nullptr};  // fc head
+  torch::nn::Conv2d policy_out_{nullptr};  // conv head
+  HeadDropout policy_dropout_{nullptr}, value_dropout_{nullptr};
   torch::nn::Conv2d value_conv_{nullptr};
   torch::nn::GroupNorm value_norm_{nullptr};
   torch::nn::Linear value_fc1_{nullptr}, value_fc2_{nullptr};
 };
 TORCH_MODULE(Network);
+
+// The weights file's metadata keys (above).
+inline constexpr const char* kWeightsFormatKey = "pgmate_format";
+inline constexpr const char* kWeightsConfigKey = "pgmate_config";
+inline constexpr const char* kWeightsChecksumKey = "pgmate_checksum";
 
 // Sum of numel() over the module's parameters.
 std::int64_t count_parameters(const torch::nn::Module& module);

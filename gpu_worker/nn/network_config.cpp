@@ -22,6 +22,7 @@ void check_range(const char* key, int v, int lo, int hi) {
 }  // namespace
 
 void validate_network_config(const NetworkConfig& c) {
+  if (c.policy_head != PolicyHead::kFc && c.policy_head != PolicyHead::kConv) fail("\"policy_head\": unknown head");
   check_range("filters", c.filters, 8, 1024);
   if (c.filters % kNormGroups != 0) {
     fail("\"filters\": " + std::to_string(c.filters) + " is not a multiple of " + std::to_string(kNormGroups));
@@ -38,17 +39,78 @@ void validate_network_config(const NetworkConfig& c) {
   }
 }
 
+const char* policy_head_name(PolicyHead head) { return head == PolicyHead::kConv ? "conv" : "fc"; }
+
+const std::vector<NetworkPreset>& network_presets() {
+  static const std::vector<NetworkPreset> presets = [] {
+    auto make = [](int filters, int blocks, PolicyHead head) {
+      NetworkConfig c;
+      c.filters = filters;
+      c.blocks = blocks;
+      c.attention_blocks = blocks < 2 ? blocks : 2;
+      c.policy_head = head;
+      return c;
+    };
+    return std::vector<NetworkPreset>{{"tiny", make(16, 2, PolicyHead::kConv)},
+                                      {"small", make(64, 6, PolicyHead::kConv)},
+                                      {"seed", make(128, 8, PolicyHead::kFc)}};
+  }();
+  return presets;
+}
+
+namespace {
+
+const NetworkConfig& preset_config(const std::string& name) {
+  std::string known;
+  for (const NetworkPreset& p : network_presets()) {
+    if (name == p.name) return p.config;
+    known += std::string(known.empty() ? "" : ", ") + p.name;
+  }
+  fail("unknown preset \"" + name + "\" (known: " + known + ")");
+}
+
+bool is_preset_name(const std::string& text) {
+  const auto begin = text.find_first_not_of(" \t\r\n");
+  return begin != std::string::npos && ((text[begin] >= 'a' && text[begin] <= 'z') || (text[begin] >= 'A' && text[begin] <= 'Z'));
+}
+
+std::string trimmed(const std::string& text) {
+  const auto begin = text.find_first_not_of(" \t\r\n");
+  const auto end = text.find_last_not_of(" \t\r\n");
+  return text.substr(begin, end - begin + 1);
+}
+
+}  // namespace
+
 NetworkConfig parse_network_config(const std::string& json) {
+  if (is_preset_name(json)) return preset_config(trimmed(json));
+  const std::vector<FlatJsonField> fields = parse_flat_json(json, "network config");
   NetworkConfig c;
+  // The preset first, wherever its key stands, so that every other key overrides it.
+  for (const FlatJsonField& f : fields) {
+    if (f.key != "preset") continue;
+    if (!f.quoted) fail("\"preset\": expected a preset name string, got " + f.value);
+    c = preset_config(f.value);
+  }
   bool attention_given = false;
-  for (const FlatJsonField& f : parse_flat_json(json, "network config")) {
+  for (const FlatJsonField& f : fields) {
+    if (f.key == "preset") continue;
+    if (f.key == "policy_head") {
+      if (f.quoted && f.value == "fc") c.policy_head = PolicyHead::kFc;
+      else if (f.quoted && f.value == "conv") c.policy_head = PolicyHead::kConv;
+      else fail("\"policy_head\": expected \"fc\" or \"conv\", got " + (f.quoted ? "\"" + f.value + "\"" : f.value));
+      continue;
+    }
     int* field = nullptr;
     if (f.key == "filters") field = &c.filters;
     else if (f.key == "blocks") field = &c.blocks;
     else if (f.key == "attention_blocks") field = &c.attention_blocks, attention_given = true;
     else if (f.key == "heads") field = &c.heads;
     else if (f.key == "se_ratio") field = &c.se_ratio;
-    else fail("unknown key \"" + f.key + "\" (known: filters, blocks, attention_blocks, heads, se_ratio)");
+    else {
+      fail("unknown key \"" + f.key +
+           "\" (known: preset, filters, blocks, attention_blocks, heads, se_ratio, policy_head)");
+    }
     *field = int(flat_json_int(f, -1000000000, 1000000000, "network config"));
   }
   if (!attention_given) c.attention_blocks = c.blocks < 2 ? c.blocks : 2;  // min(2, blocks)
@@ -59,7 +121,8 @@ NetworkConfig parse_network_config(const std::string& json) {
 std::string to_json(const NetworkConfig& c) {
   return "{\"filters\":" + std::to_string(c.filters) + ",\"blocks\":" + std::to_string(c.blocks) +
          ",\"attention_blocks\":" + std::to_string(c.attention_blocks) + ",\"heads\":" + std::to_string(c.heads) +
-         ",\"se_ratio\":" + std::to_string(c.se_ratio) + "}";
+         ",\"se_ratio\":" + std::to_string(c.se_ratio) +
+         (c.policy_head == PolicyHead::kConv ? ",\"policy_head\":\"conv\"" : "") + "}";
 }
 
 std::vector<TensorSpec> network_tensors(const NetworkConfig& c) {
@@ -97,9 +160,16 @@ std::vector<TensorSpec> network_tensors(const NetworkConfig& c) {
       norm(p + "attention.norm", f);
     }
   }
-  conv("policy_conv", f, kPolicyChannels, 1);
-  norm("policy_norm", kPolicyChannels);
-  linear("policy_fc", kPolicyChannels * kBoardSquares, kPolicySize);
+  if (c.policy_head == PolicyHead::kFc) {
+    conv("policy_conv", f, kPolicyChannels, 1);
+    norm("policy_norm", kPolicyChannels);
+    linear("policy_fc", kPolicyChannels * kBoardSquares, kPolicySize);
+  } else {
+    conv("policy_conv", f, f, 1);
+    norm("policy_norm", f);
+    add("policy_out.weight", {kPolicyMoveTypes, f, 1, 1});
+    add("policy_out.bias", {kPolicyMoveTypes});
+  }
   conv("value_conv", f, kValueChannels, 1);
   norm("value_norm", kValueChannels);
   linear("value_fc1", kValueChannels * kBoardSquares, kValueHidden);

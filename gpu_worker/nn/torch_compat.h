@@ -5,16 +5,25 @@
 
 #include <string>
 
+#include <cstdint>
+
 #include <torch/torch.h>
 #include <torch/version.h>
+#include <ATen/CPUGeneratorImpl.h>
+#include <ATen/autocast_mode.h>
 #include <ATen/detail/CUDAHooksInterface.h>
 
 #if PGMATE_TORCH_CUDA
 #include <c10/cuda/CUDAFunctions.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
+#include <ATen/cuda/CUDAGeneratorImpl.h>
 #include <cuda_runtime_api.h>
 #endif
+
+// LibTorch 2.4 replaced the CUDA-only autocast calls (set_enabled, set_autocast_gpu_dtype)
+// by per-device ones; the old ones are deprecated there.
+#define PGMATE_TORCH_AUTOCAST_PER_DEVICE (TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4))
 
 namespace pgmate::worker::torch_compat {
 
@@ -28,6 +37,59 @@ inline std::string version() {
 inline void allow_tf32(bool allowed) {
   at::globalContext().setAllowTF32CuDNN(allowed);
   at::globalContext().setAllowTF32CuBLAS(allowed);
+}
+
+// bf16 autocast on CUDA for the scope's lifetime (the calling thread's state; restored on
+// exit). Disabled: does nothing.
+class CudaAutocastScope {
+ public:
+  explicit CudaAutocastScope(bool enabled) : enabled_(enabled) {
+    if (!enabled_) return;
+#if PGMATE_TORCH_AUTOCAST_PER_DEVICE
+    was_enabled_ = at::autocast::is_autocast_enabled(at::kCUDA);
+    previous_dtype_ = at::autocast::get_autocast_dtype(at::kCUDA);
+    at::autocast::set_autocast_dtype(at::kCUDA, at::kBFloat16);
+    at::autocast::set_autocast_enabled(at::kCUDA, true);
+#else
+    was_enabled_ = at::autocast::is_enabled();
+    previous_dtype_ = at::autocast::get_autocast_gpu_dtype();
+    at::autocast::set_autocast_gpu_dtype(at::kBFloat16);
+    at::autocast::set_enabled(true);
+#endif
+    at::autocast::increment_nesting();
+  }
+  ~CudaAutocastScope() {
+    if (!enabled_) return;
+    if (at::autocast::decrement_nesting() == 0) at::autocast::clear_cache();  // the cast weights
+#if PGMATE_TORCH_AUTOCAST_PER_DEVICE
+    at::autocast::set_autocast_enabled(at::kCUDA, was_enabled_);
+    at::autocast::set_autocast_dtype(at::kCUDA, previous_dtype_);
+#else
+    at::autocast::set_enabled(was_enabled_);
+    at::autocast::set_autocast_gpu_dtype(previous_dtype_);
+#endif
+  }
+  CudaAutocastScope(const CudaAutocastScope&) = delete;
+  CudaAutocastScope& operator=(const CudaAutocastScope&) = delete;
+
+ private:
+  bool enabled_;
+  bool was_enabled_ = false;
+  at::ScalarType previous_dtype_ = at::kBFloat16;
+};
+
+// A random generator of its own on `device`, seeded: what a reproducible computation draws
+// from instead of the process-wide default generator.
+inline at::Generator make_generator(const torch::Device& device, std::uint64_t seed) {
+#if PGMATE_TORCH_CUDA
+  if (device.is_cuda()) {
+    at::Generator generator = at::cuda::detail::createCUDAGenerator(device.index());
+    generator.set_current_seed(seed);
+    return generator;
+  }
+#endif
+  if (!device.is_cpu()) throw std::invalid_argument("no random generator for device " + device.str());
+  return at::detail::createCPUGenerator(seed);
 }
 
 #if PGMATE_TORCH_CUDA

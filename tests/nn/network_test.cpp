@@ -27,6 +27,7 @@
 #include <thread>
 #include <vector>
 
+#include <ATen/CPUGeneratorImpl.h>
 #include <torch/csrc/jit/runtime/print_handler.h>
 #include <torch/script.h>
 #include <torch/torch.h>
@@ -198,6 +199,12 @@ TEST(NetworkConfig, RejectsBadConfigurations) {
       {R"({"blocks": 4,})", "network config"},
       {R"({"blocks": 4} x)", "trailing"},
       {"null", "network config"},
+      {R"({"policy_head": "attention"})", "policy_head"},
+      {R"({"policy_head": 1})", "policy_head"},
+      {R"({"preset": "huge"})", "unknown preset \"huge\""},
+      {R"({"preset": 1})", "preset"},
+      {"huge", "unknown preset \"huge\" (known: tiny, small, seed)"},
+      {R"({"preset": "tiny", "filters": 12})", "filters"},
   };
   auto backend = torch_backend("cpu");
   for (const auto& [json, mention] : bad) {
@@ -231,6 +238,7 @@ TEST(NetworkConfig, AttentionBlocksDefaultFollowsBlocks) {
 TEST(NetworkConfig, TensorListAndParameterCountMatchModules) {
   for (const std::string& json : {kSmall, std::string(R"({"filters":32,"blocks":3,"attention_blocks":3,"heads":8})"),
                                   std::string(R"({"filters":8,"blocks":0,"attention_blocks":0})"),
+                                  std::string(R"({"filters":16,"blocks":2,"policy_head":"conv"})"),
                                   std::string(R"({"filters":24,"blocks":4,"attention_blocks":1,"heads":3,"se_ratio":6})")}) {
     SCOPED_TRACE(json);
     const auto config = nn::parse_network_config(json);
@@ -244,6 +252,142 @@ TEST(NetworkConfig, TensorListAndParameterCountMatchModules) {
     EXPECT_EQ(listed, modules);
   }
   EXPECT_EQ(nn::parameter_count(nn::NetworkConfig{}), kDefaultParameters);
+}
+
+// Presets by name or as a base that JSON keys override; the policy head's key.
+TEST(NetworkConfig, PresetsAndPolicyHead) {
+  const auto tiny = nn::parse_network_config("tiny");
+  EXPECT_EQ(nn::to_json(tiny), R"({"filters":16,"blocks":2,"attention_blocks":2,"heads":4,"se_ratio":8,"policy_head":"conv"})");
+  const auto small = nn::parse_network_config(" small\n");
+  EXPECT_EQ(nn::to_json(small), R"({"filters":64,"blocks":6,"attention_blocks":2,"heads":4,"se_ratio":8,"policy_head":"conv"})");
+  EXPECT_EQ(nn::parse_network_config("seed"), nn::NetworkConfig{});
+  EXPECT_EQ(nn::parse_network_config(R"({"preset": "seed"})"), nn::NetworkConfig{});
+  ASSERT_EQ(nn::network_presets().size(), 3u);
+  for (const auto& preset : nn::network_presets()) {
+    EXPECT_EQ(nn::parse_network_config(preset.name), preset.config) << preset.name;
+    EXPECT_EQ(nn::parse_network_config(nn::to_json(preset.config)), preset.config) << preset.name;
+  }
+  // Keys override the preset wherever "preset" stands; attention_blocks follows blocks.
+  const auto four = nn::parse_network_config(R"({"blocks": 1, "preset": "small", "policy_head": "fc"})");
+  EXPECT_EQ(nn::to_json(four), R"({"filters":64,"blocks":1,"attention_blocks":1,"heads":4,"se_ratio":8})");
+  EXPECT_EQ(nn::parse_network_config(R"({"preset": "small", "blocks": 4})").blocks, 4);
+  EXPECT_EQ(nn::parse_network_config(R"({"policy_head": "conv"})").policy_head, nn::PolicyHead::kConv);
+  EXPECT_EQ(nn::parse_network_config(R"({"policy_head": "fc"})"), nn::NetworkConfig{});
+  EXPECT_STREQ(nn::policy_head_name(nn::PolicyHead::kConv), "conv");
+  EXPECT_STREQ(nn::policy_head_name(nn::PolicyHead::kFc), "fc");
+}
+
+// The conv head: its tensors, its parameter count, exact weight round trips, and the fc
+// head's weights refused as conv-head weights (and the reverse).
+TEST(NetworkConfig, ConvPolicyHead) {
+  const auto conv = nn::parse_network_config(R"({"filters": 16, "blocks": 1, "policy_head": "conv"})");
+  auto fc = conv;
+  fc.policy_head = nn::PolicyHead::kFc;
+  // The fc head's policy part: 16*32 + 2*32 + 2048*4672 + 4672; the conv head's:
+  // 16*16 + 2*16 + 73*16 + 73.
+  EXPECT_EQ(nn::parameter_count(fc) - nn::parameter_count(conv),
+            (16 * 32 + 64 + 2048 * 4672 + 4672) - (16 * 16 + 32 + 73 * 16 + 73));
+  const auto specs = nn::network_tensors(conv);
+  std::vector<std::string> policy_names;
+  for (const auto& spec : specs) {
+    if (spec.name.rfind("policy", 0) == 0) policy_names.push_back(spec.name);
+  }
+  EXPECT_EQ(policy_names, (std::vector<std::string>{"policy_conv.weight", "policy_norm.weight", "policy_norm.bias",
+                                                    "policy_out.weight", "policy_out.bias"}));
+  nn::Network network(conv);
+  EXPECT_EQ(nn::count_parameters(*network), nn::parameter_count(conv));
+  const std::string weights = nn::init_network_bytes(conv, 3);
+  EXPECT_EQ(weights.size(), nn::serialized_weights_size(conv));
+  nn::Network loaded = nn::load_network(conv, weights);
+  EXPECT_EQ(nn::save_network(loaded), weights);
+  expect_throws_invalid([&] { nn::load_network(fc, weights); }, "saved for configuration");
+  expect_throws_invalid([&] { nn::load_network(conv, nn::init_network_bytes(fc, 3)); }, "saved for configuration");
+  // Served like any network.
+  auto backend = loaded_backend(nn::to_json(conv), 5);
+  const EvalBatch batch = make_batch(4, 11);
+  expect_valid(batch, backend->run(batch));
+  // Presets' sizes.
+  EXPECT_EQ(nn::parameter_count(nn::parse_network_config("seed")), kDefaultParameters);
+  std::printf("presets: tiny %lld, small %lld, seed %lld parameters\n",
+              static_cast<long long>(nn::parameter_count(nn::parse_network_config("tiny"))),
+              static_cast<long long>(nn::parameter_count(nn::parse_network_config("small"))),
+              static_cast<long long>(nn::parameter_count(nn::parse_network_config("seed"))));
+}
+
+// Conv head logit (square, plane) is slot square * 73 + plane: with zero weights and a bias
+// that picks one plane, exactly the slots of that move type light up.
+TEST(NetworkConfig, ConvPolicyHeadSlotNumbering) {
+  const auto config = nn::parse_network_config("tiny");
+  nn::Network network(config);
+  network->eval();
+  torch::NoGradGuard no_grad;
+  for (const int type : {0, 17, 56, 63, 64, 72}) {
+    SCOPED_TRACE(type);
+    for (const auto& item : network->named_parameters()) {
+      if (item.key() == "policy_out.weight") item.value().zero_();
+      if (item.key() == "policy_out.bias") {
+        item.value().zero_();
+        item.value()[type] = 5.0f;
+      }
+    }
+    const auto logits = network->forward(torch::rand({2, nn::kInputPlanes, 8, 8})).policy;
+    ASSERT_EQ(logits.sizes(), (std::vector<std::int64_t>{2, nn::kPolicySize}));
+    for (int slot = 0; slot < nn::kPolicySize; ++slot) {
+      const float want = slot % nn::kPolicyMoveTypes == type ? 5.0f : 0.0f;
+      ASSERT_EQ(logits[0][slot].item<float>(), want) << "slot " << slot;
+      ASSERT_EQ(logits[1][slot].item<float>(), want) << "slot " << slot;
+    }
+  }
+  // The square: a tower-less network that carries input plane 0 (stem channel 0, the
+  // centre tap) through the norms (which keep its argmax) into policy plane 9 only.
+  const auto bare = nn::parse_network_config(R"({"filters": 8, "blocks": 0, "policy_head": "conv"})");
+  nn::Network flat(bare);
+  flat->eval();
+  for (const auto& item : flat->named_parameters()) {
+    const std::string& name = item.key();
+    item.value().zero_();
+    if (name == "stem_conv.weight") item.value()[0][0][1][1] = 1.0f;
+    if (name == "stem_norm.weight" || name == "policy_norm.weight") item.value().fill_(1.0f);
+    if (name == "policy_conv.weight") item.value()[0][0][0][0] = 1.0f;
+    if (name == "policy_out.weight") item.value()[9][0][0][0] = 1.0f;
+  }
+  for (const int square : {0, 7, 12, 63}) {
+    auto input = torch::zeros({1, nn::kInputPlanes, 8, 8});
+    input[0][0][square / 8][square % 8] = 1.0f;  // plane index sq = rank * 8 + file
+    const auto logits = flat->forward(input).policy;
+    EXPECT_EQ(logits.argmax(1).item<std::int64_t>(), square * nn::kPolicyMoveTypes + 9) << square;
+  }
+}
+
+// Dropout acts in train() mode only and changes no tensor list.
+TEST(NetworkConfig, HeadDropoutOnlyWhenTraining) {
+  for (const char* preset : {"tiny", "seed"}) {
+    SCOPED_TRACE(preset);
+    const auto config = nn::parse_network_config(preset);
+    nn::Network network = nn::load_network(config, nn::init_network_bytes(config, 1));
+    torch::NoGradGuard no_grad;
+    const auto input = torch::rand({3, nn::kInputPlanes, 8, 8});
+    const auto a = network->forward(input);
+    const auto b = network->forward(input);
+    EXPECT_TRUE(torch::equal(a.policy, b.policy));
+    EXPECT_TRUE(torch::equal(a.wdl, b.wdl));
+    network->train();
+    const auto c = network->forward(input);
+    EXPECT_FALSE(torch::equal(a.policy, c.policy));
+    EXPECT_FALSE(torch::equal(a.wdl, c.wdl));
+    network->set_head_dropout(0.0);
+    const auto d = network->forward(input);
+    EXPECT_TRUE(torch::allclose(a.policy, d.policy, 1e-5, 1e-5));
+    network->set_head_dropout(nn::kHeadDropout);
+    // A seeded generator repeats the masks.
+    auto generator = at::detail::createCPUGenerator(42);
+    network->set_dropout_generator(generator);
+    const auto e = network->forward(input);
+    generator.set_current_seed(42);
+    const auto f = network->forward(input);
+    EXPECT_TRUE(torch::equal(e.policy, f.policy));
+    EXPECT_TRUE(torch::equal(e.wdl, f.wdl));
+  }
 }
 
 // ---- backend ----

@@ -1,0 +1,542 @@
+#include "nn/trainer.h"
+
+#include <charconv>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <stdexcept>
+#include <unordered_map>
+#include <utility>
+
+#include <torch/torch.h>
+
+#include "nn/network.h"
+#include "nn/safetensors.h"
+#include "nn/torch_compat.h"
+
+namespace pgmate::worker::nn {
+namespace {
+
+const char* const kCheckpointKey = "pgmate_checkpoint";
+const char* const kCheckpointVersion = "1";
+const char* const kOptionsKey = "pgmate_train_options";
+const char* const kStepKey = "pgmate_step";
+const char* const kKlWeightKey = "pgmate_kl_weight";
+const char* const kReferenceKey = "pgmate_reference_checksum";
+const char* const kNoReference = "none";
+const char* const kNetworkPrefix = "network.";
+const char* const kOptimizerPrefix = "optimizer.";
+
+[[noreturn]] void bad_batch(const std::string& what) { throw std::invalid_argument("training batch: " + what); }
+[[noreturn]] void bad_state(const std::string& what) { throw std::invalid_argument("training state: " + what); }
+
+torch::Device parse_device(const std::string& name) {
+  if (name == "cpu") return torch::Device(torch::kCPU);
+  if (name == "cuda" || name.rfind("cuda:", 0) == 0) {
+    int index = 0;
+    if (name.size() > 5) {
+      const std::string digits = name.substr(5);
+      if (digits.empty() || digits.size() > 3 || digits.find_first_not_of("0123456789") != std::string::npos) {
+        throw std::invalid_argument("trainer: bad device \"" + name + "\"");
+      }
+      index = std::stoi(digits);
+    }
+    if (!torch::cuda::is_available()) {
+      throw std::runtime_error("trainer: device \"" + name + "\" requested but LibTorch has no CUDA device");
+    }
+    if (index >= static_cast<int>(torch::cuda::device_count())) {
+      throw std::runtime_error("trainer: no CUDA device " + std::to_string(index));
+    }
+    return torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(index));
+  }
+  throw std::invalid_argument("trainer: unknown device \"" + name + "\" (expected cpu, cuda or cuda:N)");
+}
+
+std::uint64_t splitmix64(std::uint64_t x) {
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+// Dropout's seed for step k: a function of (seed, k) only, so a resumed run repeats it.
+std::uint64_t step_seed(std::int64_t seed, std::int64_t step) {
+  return splitmix64(static_cast<std::uint64_t>(seed) ^ splitmix64(static_cast<std::uint64_t>(step)));
+}
+
+std::string number_text(double v) {
+  char buffer[64];
+  const auto result = std::to_chars(buffer, buffer + sizeof buffer, v);
+  return std::string(buffer, result.ptr);
+}
+
+std::vector<std::uint64_t> unsigned_shape(const torch::Tensor& t) {
+  std::vector<std::uint64_t> out;
+  for (auto d : t.sizes()) out.push_back(static_cast<std::uint64_t>(d));
+  return out;
+}
+
+// The batch as tensors on the device. Legal slots are padded to the longest list:
+// `legal` marks real entries; `softmax_mask` also admits column 0 of a position without
+// legal slots, so that its softmax is finite (its target is all zero, so it adds nothing).
+struct BatchTensors {
+  torch::Tensor planes;        // [N, 72, 8, 8]
+  torch::Tensor slots;         // [N, L] int64
+  torch::Tensor legal;         // [N, L] bool
+  torch::Tensor softmax_mask;  // [N, L] bool
+  torch::Tensor target;        // [N, L]
+  torch::Tensor legal_count;   // [N] float
+  torch::Tensor has_legal;     // [N] bool
+  torch::Tensor wdl;           // [N, 3]
+  torch::Tensor weight;        // [N], normalised to sum 1
+};
+
+BatchTensors to_tensors(const TrainBatch& b, const torch::Device& device) {
+  if (b.size <= 0) bad_batch("size " + std::to_string(b.size) + " (at least one position)");
+  const auto n = static_cast<std::size_t>(b.size);
+  if (b.planes.size() != n * kInputPlanes * kBoardSquares) {
+    bad_batch("planes has " + std::to_string(b.planes.size()) + " floats, expected size x 72 x 64 = " +
+              std::to_string(n * kInputPlanes * kBoardSquares));
+  }
+  if (b.legal_slots.size() != n) bad_batch("legal_slots has " + std::to_string(b.legal_slots.size()) + " lists, expected " + std::to_string(n));
+  if (b.policy.size() != n) bad_batch("policy has " + std::to_string(b.policy.size()) + " lists, expected " + std::to_string(n));
+  if (b.wdl.size() != n * kWdlSize) bad_batch("wdl has " + std::to_string(b.wdl.size()) + " floats, expected size x 3");
+  if (!b.weight.empty() && b.weight.size() != n) {
+    bad_batch("weight has " + std::to_string(b.weight.size()) + " values, expected " + std::to_string(n) + " or none");
+  }
+  std::size_t width = 1;
+  for (std::size_t i = 0; i < n; ++i) width = std::max(width, b.legal_slots[i].size());
+  std::vector<std::int64_t> slots(n * width, 0);
+  std::vector<std::uint8_t> legal(n * width, 0), softmax_mask(n * width, 0), has_legal(n, 0);
+  std::vector<float> target(n * width, 0.0f), count(n, 0.0f);
+  std::vector<char> seen(kPolicySize, 0);
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto& list = b.legal_slots[i];
+    const auto& probs = b.policy[i];
+    if (probs.size() != list.size()) {
+      bad_batch("position " + std::to_string(i) + ": policy has " + std::to_string(probs.size()) +
+                " values for " + std::to_string(list.size()) + " legal slots");
+    }
+    for (std::size_t k = 0; k < list.size(); ++k) {
+      const int slot = list[k];
+      if (slot < 0 || slot >= kPolicySize) bad_batch("position " + std::to_string(i) + ": slot " + std::to_string(slot) + " outside 0..4671");
+      if (seen[static_cast<std::size_t>(slot)]) bad_batch("position " + std::to_string(i) + ": slot " + std::to_string(slot) + " repeated");
+      seen[static_cast<std::size_t>(slot)] = 1;
+      // NaN passes: the step refuses a non-finite loss, with the weights unchanged.
+      if (probs[k] < 0) bad_batch("position " + std::to_string(i) + ": negative policy target");
+      slots[i * width + k] = slot;
+      legal[i * width + k] = softmax_mask[i * width + k] = 1;
+      target[i * width + k] = probs[k];
+    }
+    for (int slot : list) seen[static_cast<std::size_t>(slot)] = 0;
+    count[i] = static_cast<float>(list.size());
+    has_legal[i] = !list.empty();
+    if (list.empty()) softmax_mask[i * width] = 1;
+  }
+  std::vector<float> weight = b.weight.empty() ? std::vector<float>(n, 1.0f) : b.weight;
+  double weight_sum = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (weight[i] < 0 || !std::isfinite(weight[i])) bad_batch("weight of position " + std::to_string(i) + " is not a finite value >= 0");
+    weight_sum += weight[i];
+  }
+  if (!(weight_sum > 0)) bad_batch("the weights sum to 0");
+  for (float& w : weight) w = static_cast<float>(w / weight_sum);
+
+  const auto n64 = static_cast<std::int64_t>(n), w64 = static_cast<std::int64_t>(width);
+  const auto f32 = torch::TensorOptions().dtype(torch::kFloat32);
+  const auto u8 = torch::TensorOptions().dtype(torch::kUInt8);
+  BatchTensors t;
+  t.planes = torch::from_blob(const_cast<float*>(b.planes.data()), {n64, kInputPlanes, 8, 8}, f32).to(device, torch::kFloat32, false, true);
+  t.slots = torch::from_blob(slots.data(), {n64, w64}, torch::TensorOptions().dtype(torch::kInt64)).to(device, torch::kInt64, false, true);
+  t.legal = torch::from_blob(legal.data(), {n64, w64}, u8).to(device, torch::kBool, false, true);
+  t.softmax_mask = torch::from_blob(softmax_mask.data(), {n64, w64}, u8).to(device, torch::kBool, false, true);
+  t.target = torch::from_blob(target.data(), {n64, w64}, f32).to(device, torch::kFloat32, false, true);
+  t.legal_count = torch::from_blob(count.data(), {n64}, f32).to(device, torch::kFloat32, false, true);
+  t.has_legal = torch::from_blob(has_legal.data(), {n64}, u8).to(device, torch::kBool, false, true);
+  t.wdl = torch::from_blob(const_cast<float*>(b.wdl.data()), {n64, kWdlSize}, f32).to(device, torch::kFloat32, false, true);
+  t.weight = torch::from_blob(weight.data(), {n64}, f32).to(device, torch::kFloat32, false, true);
+  return t;
+}
+
+struct LossParts {
+  torch::Tensor policy, value, kl, total;  // scalars
+  torch::Tensor accuracy;                  // scalar
+};
+
+// log-softmax over the legal slots; 0 outside them (never -inf, so products stay finite).
+torch::Tensor legal_log_softmax(const torch::Tensor& logits, const BatchTensors& b) {
+  const auto legal_logits = logits.to(torch::kFloat32).gather(1, b.slots)
+                                .masked_fill(b.softmax_mask.logical_not(), -std::numeric_limits<float>::infinity());
+  return torch::log_softmax(legal_logits, 1).masked_fill(b.softmax_mask.logical_not(), 0.0);
+}
+
+}  // namespace
+
+struct Trainer::Impl {
+  NetworkConfig config;
+  TrainOptions options;
+  torch::Device device{torch::kCPU};
+  Network network{nullptr};
+  Network reference{nullptr};
+  std::string reference_checksum = kNoReference;
+  std::vector<std::pair<std::string, torch::Tensor>> parameters;
+  std::vector<torch::Tensor> first_moment;   // sgd momentum, adamw exp_avg
+  std::vector<torch::Tensor> second_moment;  // adamw exp_avg_sq
+  std::int64_t step = 0;
+  double kl_weight = 0;
+  at::Generator generator;
+  bool autocast = false;
+
+  Impl(const NetworkConfig& c, Network net, const std::optional<std::string>& reference_weights,
+       const TrainOptions& o, const std::string& device_name)
+      : config(c), options(o), device(parse_device(device_name)), network(std::move(net)), kl_weight(o.kl_weight) {
+    validate_train_options(options);
+    if (options.precision == "bf16" && !device.is_cuda()) {
+      throw std::invalid_argument("train options: \"precision\": bf16 needs a CUDA device (the CPU trains in fp32)");
+    }
+    autocast = device.is_cuda() && options.precision != "fp32";
+    if (options.kl_weight > 0 && !reference_weights) {
+      throw std::invalid_argument("train options: \"kl_weight\": " + number_text(options.kl_weight) +
+                                  " needs reference weights");
+    }
+    if (reference_weights) {
+      reference = load_network(config, *reference_weights);  // checks the configuration
+      const SafetensorsView view = parse_safetensors(*reference_weights);
+      reference_checksum = *view.metadata_value(kWeightsChecksumKey);  // load_network required it
+      reference->to(device);
+      reference->eval();
+      for (auto& p : reference->parameters()) p.set_requires_grad(false);
+    }
+    network->to(device);
+    network->train();
+    network->set_head_dropout(options.dropout);
+    generator = torch_compat::make_generator(device, step_seed(options.seed, 0));
+    network->set_dropout_generator(generator);
+    for (const auto& item : network->named_parameters(/*recurse=*/true)) {
+      parameters.emplace_back(item.key(), item.value());
+      first_moment.push_back(torch::zeros_like(item.value()));
+      if (options.optimizer == "adamw") second_moment.push_back(torch::zeros_like(item.value()));
+    }
+  }
+
+  LossParts losses(const BatchTensors& b, bool training) {
+    NetworkOutput out;
+    torch::Tensor reference_log_p;
+    {
+      torch_compat::CudaAutocastScope autocast_scope(autocast);
+      out = network->forward(b.planes);
+      if (reference) {
+        torch::NoGradGuard no_grad;
+        reference_log_p = legal_log_softmax(reference->forward(b.planes).policy, b);
+      }
+    }
+    const torch::Tensor log_p = legal_log_softmax(out.policy, b);
+    torch::Tensor target = b.target;
+    if (training && options.label_smoothing > 0) {
+      const double eps = options.label_smoothing;
+      const auto uniform = b.legal.to(torch::kFloat32) / b.legal_count.clamp_min(1).unsqueeze(1);
+      target = target * (1 - eps) + uniform * eps;
+    }
+    LossParts parts;
+    parts.policy = (-(target * log_p).sum(1) * b.weight).sum();
+    const auto wdl_log_p = torch::log_softmax(out.wdl.to(torch::kFloat32), 1);
+    parts.value = (-(b.wdl * wdl_log_p).sum(1) * b.weight).sum();
+    if (reference) {
+      parts.kl = ((log_p.exp() * (log_p - reference_log_p)).sum(1) * b.weight).sum();
+    } else {
+      parts.kl = torch::zeros({}, log_p.options());
+    }
+    const double kl_w = reference ? kl_weight : 0.0;
+    parts.total = parts.policy + options.value_weight * parts.value + kl_w * parts.kl;
+
+    torch::NoGradGuard no_grad;
+    const auto not_legal = b.legal.logical_not();
+    const auto predicted = log_p.detach().masked_fill(not_legal, -std::numeric_limits<float>::infinity()).argmax(1);
+    const auto wanted = b.target.masked_fill(not_legal, -1.0f).argmax(1);
+    const auto counted = b.weight * b.has_legal.to(torch::kFloat32);
+    const auto correct = (predicted == wanted).to(torch::kFloat32) * counted;
+    const auto denominator = counted.sum();
+    parts.accuracy = torch::where(denominator > 0, correct.sum() / denominator.clamp_min(1e-30),
+                                  torch::zeros_like(denominator));
+    return parts;
+  }
+
+  void clear_gradients() {
+    for (auto& [name, p] : parameters) p.mutable_grad() = torch::Tensor();
+  }
+
+  // The optimizer's update of step `step` with learning rate lr (PyTorch's SGD and AdamW).
+  void apply_update(double lr) {
+    torch::NoGradGuard no_grad;
+    const double wd = options.weight_decay;
+    if (options.optimizer == "sgd") {
+      for (std::size_t i = 0; i < parameters.size(); ++i) {
+        torch::Tensor& p = parameters[i].second;
+        torch::Tensor g = p.grad();
+        if (wd > 0) g = g.add(p, wd);
+        torch::Tensor& buffer = first_moment[i];
+        buffer.mul_(options.momentum).add_(g);
+        const torch::Tensor direction = options.nesterov ? g.add(buffer, options.momentum) : buffer;
+        p.add_(direction, -lr);
+      }
+      return;
+    }
+    const double t = static_cast<double>(step + 1);
+    const double bias1 = 1 - std::pow(options.beta1, t);
+    const double bias2 = 1 - std::pow(options.beta2, t);
+    for (std::size_t i = 0; i < parameters.size(); ++i) {
+      torch::Tensor& p = parameters[i].second;
+      const torch::Tensor& g = p.grad();
+      if (wd > 0) p.mul_(1 - lr * wd);
+      first_moment[i].mul_(options.beta1).add_(g, 1 - options.beta1);
+      second_moment[i].mul_(options.beta2).addcmul_(g, g, 1 - options.beta2);
+      const torch::Tensor denominator = (second_moment[i].sqrt() / std::sqrt(bias2)).add_(options.eps);
+      p.addcdiv_(first_moment[i], denominator, -lr / bias1);
+    }
+  }
+
+  StepMetrics train_step(const TrainBatch& batch) {
+    torch_compat::StreamScope stream(device);
+    const BatchTensors b = to_tensors(batch, device);
+    network->train();
+    generator.set_current_seed(step_seed(options.seed, step));
+    clear_gradients();
+    const LossParts parts = losses(b, /*training=*/true);
+
+    StepMetrics m;
+    m.step = step;
+    m.positions = batch.size;
+    m.policy_loss = parts.policy.item<double>();
+    m.value_loss = parts.value.item<double>();
+    m.kl = parts.kl.item<double>();
+    m.total_loss = parts.total.item<double>();
+    m.accuracy = parts.accuracy.item<double>();
+    m.kl_weight = reference ? kl_weight : 0.0;
+    m.lr = scheduled_lr(options, step);
+    if (!std::isfinite(m.total_loss)) {
+      throw std::runtime_error("training step " + std::to_string(step) + ": the loss is not finite (policy " +
+                               number_text(m.policy_loss) + ", value " + number_text(m.value_loss) + ", kl " +
+                               number_text(m.kl) + "); the weights are unchanged");
+    }
+    parts.total.backward();
+
+    torch::Tensor squares = torch::zeros({}, torch::TensorOptions().dtype(torch::kFloat64).device(device));
+    for (auto& [name, p] : parameters) {
+      if (!p.grad().defined()) p.mutable_grad() = torch::zeros_like(p);  // unused by this batch
+      squares = squares + p.grad().to(torch::kFloat64).pow(2).sum();
+    }
+    m.grad_norm = std::sqrt(squares.item<double>());
+    if (!std::isfinite(m.grad_norm)) {
+      clear_gradients();
+      throw std::runtime_error("training step " + std::to_string(step) +
+                               ": the gradients are not finite; the weights are unchanged");
+    }
+    if (options.grad_clip > 0 && m.grad_norm > options.grad_clip) {
+      const double scale = options.grad_clip / (m.grad_norm + 1e-6);  // clip_grad_norm_'s rule
+      torch::NoGradGuard no_grad;
+      for (auto& [name, p] : parameters) p.grad().mul_(scale);
+    }
+    apply_update(m.lr);
+    clear_gradients();
+    ++step;
+    if (reference && options.kl_target > 0) {
+      if (m.kl > options.kl_target * options.kl_factor) {
+        kl_weight = std::min(kl_weight * options.kl_factor, options.kl_weight_max);
+      } else if (m.kl < options.kl_target / options.kl_factor) {
+        kl_weight = std::max(kl_weight / options.kl_factor, options.kl_weight);
+      }
+    }
+    return m;
+  }
+
+  EvalMetrics evaluate(const TrainBatch& batch) {
+    torch_compat::StreamScope stream(device);
+    const BatchTensors b = to_tensors(batch, device);
+    torch::NoGradGuard no_grad;
+    network->eval();
+    LossParts parts;
+    try {
+      parts = losses(b, /*training=*/false);
+    } catch (...) {
+      network->train();
+      throw;
+    }
+    network->train();
+    EvalMetrics m;
+    m.policy_loss = parts.policy.item<double>();
+    m.value_loss = parts.value.item<double>();
+    m.kl = parts.kl.item<double>();
+    m.accuracy = parts.accuracy.item<double>();
+    m.positions = batch.size;
+    return m;
+  }
+
+  std::string state() const {
+    const std::string weights = save_network(network);
+    const SafetensorsView view = parse_safetensors(weights);
+    SafetensorsMetadata metadata;
+    for (const char* key : {kWeightsFormatKey, kWeightsConfigKey, kWeightsChecksumKey}) {
+      metadata.emplace_back(key, *view.metadata_value(key));
+    }
+    metadata.emplace_back(kCheckpointKey, kCheckpointVersion);
+    metadata.emplace_back(kOptionsKey, to_json(options));
+    metadata.emplace_back(kStepKey, std::to_string(step));
+    metadata.emplace_back(kKlWeightKey, number_text(kl_weight));
+    metadata.emplace_back(kReferenceKey, reference_checksum);
+
+    std::vector<SafetensorsInput> inputs;
+    for (const SafetensorsTensor& t : view.tensors) {
+      inputs.push_back({kNetworkPrefix + t.name, t.dtype, t.shape, view.bytes(t)});
+    }
+    std::vector<torch::Tensor> keep;
+    const auto add_buffers = [&](const std::vector<torch::Tensor>& buffers, const char* suffix) {
+      for (std::size_t i = 0; i < buffers.size(); ++i) {
+        keep.push_back(buffers[i].detach().to(torch::kCPU, torch::kFloat32).contiguous());
+        const torch::Tensor& c = keep.back();
+        inputs.push_back({kOptimizerPrefix + parameters[i].first + suffix, "F32", unsigned_shape(c),
+                          std::string_view(static_cast<const char*>(c.data_ptr()), c.nbytes())});
+      }
+    };
+    if (options.optimizer == "sgd") {
+      add_buffers(first_moment, ".momentum");
+    } else {
+      add_buffers(first_moment, ".exp_avg");
+      add_buffers(second_moment, ".exp_avg_sq");
+    }
+    return write_safetensors(metadata, inputs);
+  }
+};
+
+Trainer::Trainer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+Trainer::Trainer(const std::string& config_json, const std::string& weights,
+                 const std::optional<std::string>& reference_weights, const TrainOptions& options,
+                 const std::string& device) {
+  const NetworkConfig config = parse_network_config(config_json);
+  impl_ = std::make_unique<Impl>(config, load_network(config, weights), reference_weights, options, device);
+}
+
+Trainer Trainer::resume(const std::string& state, const std::optional<std::string>& reference_weights,
+                        const std::string& device, const std::optional<TrainOptions>& options) {
+  SafetensorsView view;
+  try {
+    view = parse_safetensors(state);
+  } catch (const std::invalid_argument& e) {
+    bad_state(e.what());
+  }
+  const auto meta = [&](const char* key) -> const std::string& {
+    const std::string* v = view.metadata_value(key);
+    if (!v) bad_state(std::string("no \"") + key + "\" metadata");
+    return *v;
+  };
+  if (meta(kCheckpointKey) != kCheckpointVersion) {
+    bad_state("unsupported " + std::string(kCheckpointKey) + " \"" + meta(kCheckpointKey) + "\"");
+  }
+  NetworkConfig config;
+  TrainOptions saved_options;
+  try {
+    config = parse_network_config(meta(kWeightsConfigKey));
+    saved_options = parse_train_options(meta(kOptionsKey));
+  } catch (const std::invalid_argument& e) {
+    bad_state(e.what());
+  }
+  const TrainOptions chosen = options.value_or(saved_options);
+  if (chosen.optimizer != saved_options.optimizer) {
+    bad_state("saved with optimizer \"" + saved_options.optimizer + "\", resumed with \"" + chosen.optimizer + "\"");
+  }
+  std::int64_t step = 0;
+  {
+    const std::string& text = meta(kStepKey);
+    const auto r = std::from_chars(text.data(), text.data() + text.size(), step);
+    if (r.ec != std::errc() || r.ptr != text.data() + text.size() || step < 0) bad_state("bad step \"" + text + "\"");
+  }
+  double kl_weight = 0;
+  {
+    const std::string& text = meta(kKlWeightKey);
+    const auto r = std::from_chars(text.data(), text.data() + text.size(), kl_weight);
+    if (r.ec != std::errc() || r.ptr != text.data() + text.size() || !std::isfinite(kl_weight) || kl_weight < 0) {
+      bad_state("bad kl weight \"" + text + "\"");
+    }
+  }
+  std::string given_reference = kNoReference;
+  if (reference_weights) {
+    try {
+      const SafetensorsView view = parse_safetensors(*reference_weights);
+      if (const std::string* checksum = view.metadata_value(kWeightsChecksumKey)) given_reference = *checksum;
+    } catch (const std::invalid_argument&) {
+      // load_network names the problem below.
+    }
+  }
+  if (given_reference != meta(kReferenceKey)) {
+    bad_state("trained against reference weights " + meta(kReferenceKey) + ", resumed with " + given_reference);
+  }
+
+  // The weights: the network.* tensors as a weights file, checked by load_network.
+  std::vector<SafetensorsInput> weight_inputs;
+  std::unordered_map<std::string, const SafetensorsTensor*> optimizer_tensors;
+  const std::string network_prefix = kNetworkPrefix, optimizer_prefix = kOptimizerPrefix;
+  for (const SafetensorsTensor& t : view.tensors) {
+    if (t.name.rfind(network_prefix, 0) == 0) {
+      weight_inputs.push_back({t.name.substr(network_prefix.size()), t.dtype, t.shape, view.bytes(t)});
+    } else if (t.name.rfind(optimizer_prefix, 0) == 0) {
+      optimizer_tensors.emplace(t.name, &t);
+    } else {
+      bad_state("unexpected tensor \"" + t.name + "\"");
+    }
+  }
+  SafetensorsMetadata weights_metadata;
+  for (const char* key : {kWeightsFormatKey, kWeightsConfigKey, kWeightsChecksumKey}) {
+    weights_metadata.emplace_back(key, meta(key));
+  }
+  Network network{nullptr};
+  try {
+    network = load_network(config, write_safetensors(weights_metadata, weight_inputs));
+  } catch (const std::invalid_argument& e) {
+    bad_state(e.what());
+  }
+
+  auto impl = std::make_unique<Impl>(config, std::move(network), reference_weights, chosen, device);
+  impl->step = step;
+  impl->kl_weight = kl_weight;
+  // The optimizer's buffers: exactly one per parameter and kind, of its shape, finite.
+  const auto load_buffers = [&](std::vector<torch::Tensor>& buffers, const char* suffix) {
+    for (std::size_t i = 0; i < buffers.size(); ++i) {
+      const std::string name = optimizer_prefix + impl->parameters[i].first + suffix;
+      const auto it = optimizer_tensors.find(name);
+      if (it == optimizer_tensors.end()) bad_state("missing tensor \"" + name + "\"");
+      const SafetensorsTensor& t = *it->second;
+      const torch::Tensor& p = impl->parameters[i].second;
+      if (t.dtype != "F32" || t.shape != unsigned_shape(p)) bad_state("tensor \"" + name + "\" is not F32 of its parameter's shape");
+      const std::string_view data = view.bytes(t);
+      torch::Tensor cpu = torch::empty(p.sizes(), torch::kFloat32);
+      std::memcpy(cpu.data_ptr(), data.data(), data.size());
+      if (!torch::isfinite(cpu).all().item<bool>()) bad_state("tensor \"" + name + "\" holds NaN or infinity");
+      buffers[i] = cpu.to(impl->device);
+      optimizer_tensors.erase(it);
+    }
+  };
+  if (chosen.optimizer == "sgd") {
+    load_buffers(impl->first_moment, ".momentum");
+  } else {
+    load_buffers(impl->first_moment, ".exp_avg");
+    load_buffers(impl->second_moment, ".exp_avg_sq");
+  }
+  if (!optimizer_tensors.empty()) bad_state("unexpected tensor \"" + optimizer_tensors.begin()->first + "\"");
+  return Trainer(std::move(impl));
+}
+
+Trainer::Trainer(Trainer&&) noexcept = default;
+Trainer& Trainer::operator=(Trainer&&) noexcept = default;
+Trainer::~Trainer() = default;
+
+StepMetrics Trainer::step(const TrainBatch& batch) { return impl_->train_step(batch); }
+EvalMetrics Trainer::evaluate(const TrainBatch& batch) { return impl_->evaluate(batch); }
+std::string Trainer::weights() const { return save_network(impl_->network); }
+std::string Trainer::state() const { return impl_->state(); }
+std::int64_t Trainer::steps_done() const { return impl_->step; }
+double Trainer::kl_weight() const { return impl_->kl_weight; }
+const TrainOptions& Trainer::options() const { return impl_->options; }
+const NetworkConfig& Trainer::config() const { return impl_->config; }
+std::string Trainer::device() const { return impl_->device.str(); }
+
+}  // namespace pgmate::worker::nn
