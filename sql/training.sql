@@ -1,4 +1,6 @@
 -- Training data from stored games: pgmate.game_targets.
+-- (Only this suite's games: the suites before leave theirs in the shared database.)
+DELETE FROM pgmate.games;
 SELECT pgmate.import_pgn($$
 [Event "repetition"]
 [WhiteElo "2400"]
