@@ -5,10 +5,8 @@
 #include <unistd.h>
 
 #include <chrono>
-#include <csignal>
 #include <cstdio>
 #include <cstring>
-#include <ctime>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -30,6 +28,7 @@
 #include "client/worker_client.h"
 #include "client/worker_evaluator.h"
 #include "commands.h"
+#include "interrupt.h"
 #include "mcts/random.h"
 
 namespace pgmate::cli {
@@ -44,28 +43,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-volatile std::sig_atomic_t g_interrupted = 0;
-extern "C" void on_arena_sigint(int) {
-  g_interrupted = 1;
-  std::signal(SIGINT, SIG_DFL);
-}
-struct Interrupted {};
 struct Decided {};  // the SPRT has decided
-
-std::string fixed(double v, int decimals) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
-  return buf;
-}
-
-std::string today_pgn_date() {
-  const std::time_t now = std::time(nullptr);
-  std::tm tm{};
-  localtime_r(&now, &tm);
-  char buf[16];
-  std::strftime(buf, sizeof buf, "%Y.%m.%d", &tm);
-  return buf;
-}
 
 struct Options {
   std::string conninfo, pgn_path, worker_address;
@@ -199,7 +177,7 @@ int run_arena(Options o) {
       co.address = o.worker_address;
       if (const char* token = std::getenv("PGMATE_WORKER_TOKEN")) co.token = token;
       co.poll = [] {
-        if (g_interrupted) throw Interrupted{};
+        stop_if_interrupted();
       };
       try {
         client = std::make_unique<worker::WorkerClient>(co);
@@ -260,8 +238,7 @@ int run_arena(Options o) {
   Progress progress(!o.quiet, o.match.games);
   const auto t0 = Clock::now();
   std::string status = "finished";
-  g_interrupted = 0;
-  std::signal(SIGINT, on_arena_sigint);
+  const InterruptScope interrupt;  // Ctrl-C stops at the next check
   int exit_code = 0;
   std::int64_t played = 0;
   try {
@@ -282,11 +259,11 @@ int run_arena(Options o) {
           ++played;
           const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
           progress.update(tally, seconds > 0 ? double(played) / seconds : 0, true);
-          if (g_interrupted) throw Interrupted{};
+          stop_if_interrupted();
           if (sprt_verdict() != arena::SprtVerdict::kContinue) throw Decided{};
         },
         [&](const arena::MatchStats&) {
-          if (g_interrupted) throw Interrupted{};
+          stop_if_interrupted();
           const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
           progress.update(tally, seconds > 0 ? double(played) / seconds : 0);
         });
@@ -296,12 +273,10 @@ int run_arena(Options o) {
   } catch (const Decided&) {
     status = sprt_verdict() == arena::SprtVerdict::kAcceptH1 ? "sprt_h1" : "sprt_h0";
   } catch (const arena::UciError& e) {
-    std::signal(SIGINT, SIG_DFL);
     progress.finish();
     if (store) store->end_match(stored.id, "running", 0);
     throw std::runtime_error(e.what());
   } catch (...) {
-    std::signal(SIGINT, SIG_DFL);
     progress.finish();
     if (store) {
       try {
@@ -311,14 +286,14 @@ int run_arena(Options o) {
     }
     throw;
   }
-  std::signal(SIGINT, SIG_DFL);
   progress.finish();
   const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
   if (store) store->end_match(stored.id, status, seconds);
 
   out << "played " << played << " games in " << fixed(seconds, 1) << " s (" << fixed(seconds > 0 ? played * 60 / seconds : 0, 1)
       << " games/min)";
-  if (status == "running") out << "; stopped: the same command resumes match " << name;
+  if (status == "running")
+    out << (store ? "; stopped: the same command resumes match " + name : std::string("; stopped"));
   out << "\n";
   if (o.match.sprt) {
     const arena::SprtResult s = arena::sprt(tally.pentanomial(), *o.match.sprt);

@@ -21,7 +21,6 @@
 namespace pgmate::cli {
 namespace {
 
-using Clock = std::chrono::steady_clock;
 
 // Test hook, as pgmate selfplay's: PGMATE_ARENA_STALL_MS=N sleeps N ms inside each
 // game's transaction, before its commit.
@@ -57,17 +56,10 @@ class PqxxArenaStore final : public ArenaStore {
 
   StoredMatch claim_match(const std::string& name, const std::string& a_json, const std::string& b_json,
                           const std::string& options_json, int games) override {
+    db_lock_name(*conn_, "pgmate arena " + name,
+                 "match " + name + " is being played by another client; wait for it, or choose another --name");
     return with_db_errors([&] {
       pqxx::nontransaction tx(*conn_);
-      // A restart right after a kill may find the old session not yet gone: wait a little.
-      const auto deadline = Clock::now() + std::chrono::seconds(5);
-      while (!tx.exec_params("SELECT pg_try_advisory_lock(hashtextextended('pgmate arena ' || $1, 0))", name)[0][0]
-                  .as<bool>()) {
-        if (Clock::now() > deadline)
-          throw std::runtime_error("match " + name + " is being played by another client; wait for it, or choose "
-                                   "another --name");
-        std::this_thread::sleep_for(std::chrono::milliseconds(100));
-      }
       StoredMatch m;
       pqxx::result r = tx.exec_params(
           "SELECT id, a = $2::jsonb, b = $3::jsonb, options = $4::jsonb, a::text, b::text, options::text "

@@ -1,6 +1,8 @@
 #include "args.h"
 
 #include <charconv>
+#include <cstdio>
+#include <ctime>
 
 namespace pgmate::cli {
 
@@ -20,6 +22,21 @@ std::string join(const std::vector<std::string>& parts, size_t begin, size_t end
     s += parts[i];
   }
   return s;
+}
+
+std::string fixed(double v, int decimals) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+  return buf;
+}
+
+std::string today_pgn_date() {
+  const std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  localtime_r(&now, &tm);
+  char buf[16];
+  std::strftime(buf, sizeof buf, "%Y.%m.%d", &tm);
+  return buf;
 }
 
 }  // namespace pgmate::cli

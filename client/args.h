@@ -26,4 +26,9 @@ int parse_count(const std::string& text, const std::string& option, int min, int
 // Joins arguments with single spaces (a FEN may arrive unquoted, split into fields).
 std::string join(const std::vector<std::string>& parts, size_t begin, size_t end);
 
+// v with `decimals` digits after the point ("12.3").
+std::string fixed(double v, int decimals);
+// Today's date as PGN writes it ("2026.11.23").
+std::string today_pgn_date();
+
 }  // namespace pgmate::cli

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <charconv>
+#include <chrono>
+#include <thread>
 #include <stdexcept>
 
 #include "args.h"
@@ -30,6 +32,17 @@ void require_table(pqxx::connection& conn, const std::string& table) {
   pqxx::nontransaction tx(conn);
   const pqxx::result r = tx.exec_params("SELECT to_regclass($1) IS NOT NULL", table);
   if (!r[0][0].as<bool>()) throw std::runtime_error(table + " does not exist: run CREATE EXTENSION pgmate");
+}
+
+void db_lock_name(pqxx::connection& conn, const std::string& name, const std::string& busy_message) {
+  with_db_errors([&] {
+    pqxx::nontransaction tx(conn);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    while (!tx.exec_params("SELECT pg_try_advisory_lock(hashtextextended($1, 0))", name)[0][0].as<bool>()) {
+      if (std::chrono::steady_clock::now() > deadline) throw std::runtime_error(busy_message);
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  });
 }
 
 worker::NetworkKey db_network_key(pqxx::connection& conn, std::int64_t id) {

@@ -8,12 +8,10 @@
 #include <cerrno>
 #include <charconv>
 #include <chrono>
-#include <csignal>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <ctime>
 #include <iostream>
 #include <functional>
 #include <memory>
@@ -27,6 +25,7 @@
 #include "client/worker_client.h"
 #include "client/worker_evaluator.h"
 #include "commands.h"
+#include "interrupt.h"
 #include "common/sha256.h"
 #include "mcts/random.h"
 #include "mcts/rollout_evaluator.h"
@@ -46,34 +45,6 @@ const char* const kSelfplayUsage =
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-// Ctrl-C: the first one stops at the next evaluation round with a summary (the game being
-// stored is either committed or rolled back by the server, or written whole); a second
-// one kills.
-volatile std::sig_atomic_t g_interrupted = 0;
-extern "C" void on_sigint(int) {
-  g_interrupted = 1;
-  std::signal(SIGINT, SIG_DFL);
-}
-struct Interrupted {};
-void stop_if_interrupted() {
-  if (g_interrupted) throw Interrupted{};
-}
-
-std::string today_pgn_date() {
-  const std::time_t now = std::time(nullptr);
-  std::tm tm{};
-  localtime_r(&now, &tm);
-  char buf[16];
-  std::strftime(buf, sizeof buf, "%Y.%m.%d", &tm);
-  return buf;
-}
-
-std::string fixed(double v, int decimals) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
-  return buf;
-}
 
 // Games counted per result, as stored or written.
 struct Tally {
@@ -371,8 +342,7 @@ int run_selfplay(Options o) {
            " (the same command goes on from there)";
   };
 
-  g_interrupted = 0;
-  std::signal(SIGINT, on_sigint);
+  const InterruptScope interrupt;  // Ctrl-C stops at the next check
   try {
     runner.run(
         [&](mcts::FinishedGame& game) {
@@ -387,23 +357,19 @@ int run_selfplay(Options o) {
           stop_if_interrupted();
         });
   } catch (const Interrupted&) {
-    std::signal(SIGINT, SIG_DFL);
     progress.finish();
     std::cerr << "pgmate selfplay: interrupted: " << stopped_note() << '\n';
     return 130;
   } catch (const worker::WorkerUnavailable& e) {
-    std::signal(SIGINT, SIG_DFL);
     progress.finish();
     std::cerr << "pgmate selfplay: pgmate-worker at " << o.worker_address << " failed: " << e.what() << '\n'
               << "pgmate selfplay: stopped: " << stopped_note() << '\n';
     return 1;
   } catch (const std::exception& e) {
-    std::signal(SIGINT, SIG_DFL);
     progress.finish();
     std::cerr << "pgmate selfplay: " << e.what() << '\n' << "pgmate selfplay: stopped: " << stopped_note() << '\n';
     return 1;
   }
-  std::signal(SIGINT, SIG_DFL);
   progress.finish();
 
   // The summary, one line that benchmarks parse (keep its shape):

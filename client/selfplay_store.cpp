@@ -22,7 +22,6 @@
 namespace pgmate::cli {
 namespace {
 
-using Clock = std::chrono::steady_clock;
 
 // Test hook: PGMATE_SELFPLAY_STALL_MS=N sleeps N ms after a game's row is inserted and
 // before its positions and the commit, so tests can kill the client inside the
@@ -50,17 +49,10 @@ class PqxxSelfplayStore final : public SelfplayStore {
   // client exits or is killed), a second one stops. It waits a few seconds first, so a
   // restart right after a kill does not race the server noticing the dead connection.
   RunState claim_run(const std::string& run) override {
+    db_lock_name(*conn_, "pgmate selfplay " + run,
+                 "run " + run + " is being played by another pgmate selfplay client; wait for it, or choose another --run");
     return with_db_errors([&] {
       pqxx::nontransaction tx(*conn_);
-      const auto deadline = Clock::now() + std::chrono::seconds(5);
-      while (!tx.exec_params("SELECT pg_try_advisory_lock(hashtextextended('pgmate selfplay ' || $1, 0))", run)[0][0]
-                  .as<bool>()) {
-        if (Clock::now() > deadline)
-          throw std::runtime_error("run " + run +
-                                   " is being played by another pgmate selfplay client; wait for it, or "
-                                   "choose another --run");
-        std::this_thread::sleep_for(std::chrono::milliseconds(100));
-      }
       const pqxx::result r = tx.exec_params(
           "SELECT count(*), coalesce(max((selfplay->>'index')::bigint) + 1, 0) FROM pgmate.games "
           "WHERE source = 'selfplay' AND selfplay->>'run' = $1",
