@@ -698,40 +698,4 @@ TEST(Trainer, ConvHeadSlotsMatchPolicySlot) {
 
 // ---- throughput (printed, not asserted) ----
 
-TEST(Trainer, SmallPresetThroughput) {
-  const auto config = nn::parse_network_config("small");
-  const std::string weights = nn::init_network_bytes(config, 1);
-  nn::Trainer trainer("small", weights, std::nullopt, options(R"({"optimizer": "adamw", "lr": 0.001})"));
-  const int n = 256;
-  const auto batch = make_batch(n, 50);
-  trainer.step(batch);  // warm-up
-  int steps = 0;
-  auto start = std::chrono::steady_clock::now();
-  double seconds = 0;
-  do {
-    trainer.step(batch);
-    ++steps;
-    seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  } while (steps < 2 || seconds < 4.0);
-  const double train_rate = n * steps / seconds;
-
-  nn::Network network = nn::load_network(config, weights);
-  torch::NoGradGuard no_grad;
-  const auto input = torch::from_blob(const_cast<float*>(batch.planes.data()), {n, nn::kInputPlanes, 8, 8}).clone();
-  network->forward(input);  // warm-up
-  int runs = 0;
-  start = std::chrono::steady_clock::now();
-  do {
-    network->forward(input);
-    ++runs;
-    seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  } while (runs < 2 || seconds < 3.0);
-  const double forward_rate = n * runs / seconds;
-  std::printf("small preset (%lld parameters), batch %d, %d threads: training %.1f samples/s (%.0f ms/step), "
-              "forward only %.1f positions/s\n",
-              static_cast<long long>(nn::parameter_count(config)), n, torch::get_num_threads(), train_rate,
-              1000.0 * n / train_rate, forward_rate);
-  SUCCEED();
-}
-
 }  // namespace

@@ -1,0 +1,118 @@
+// Training throughput of the worker's Trainer against the forward-only evaluation of the
+// same network, in the same run: samples/s of optimizer steps (AdamW, batch B) and
+// positions/s of inference, and their ratio, per network configuration.
+// Usage: train_bench [--batch B] [--seconds S] [--device cpu|cuda] [--threads N] [CONFIG ...]
+//        (default configurations: the presets tiny, small and seed)
+// Batches are real positions from random games, each with a one-hot target on a legal move.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <torch/torch.h>
+
+#include "chess/fen.h"
+#include "chess/movegen.h"
+#include "nn/encoding.h"
+#include "nn/network.h"
+#include "nn/policy.h"
+#include "nn/train_options.h"
+#include "nn/trainer.h"
+
+using namespace pgmate;
+namespace wnn = pgmate::worker::nn;
+
+namespace {
+
+wnn::TrainBatch real_batch(int n, unsigned seed) {
+  std::mt19937 rng(seed);
+  wnn::TrainBatch b;
+  b.size = n;
+  b.planes.resize(std::size_t(n) * nn::kInputPlanes * 64);
+  chess::Board board = chess::parse_fen("startpos");
+  for (int i = 0; i < n; ++i) {
+    chess::MoveList list;
+    chess::legal_moves(board, list);
+    if (list.size == 0 || board.halfmove > 60) {
+      board = chess::parse_fen("startpos");
+      chess::legal_moves(board, list);
+    }
+    nn::encode(&board, 1, b.planes.data() + std::size_t(i) * nn::kInputPlanes * 64);
+    std::vector<int> slots;
+    for (chess::Move m : list) slots.push_back(nn::policy_slot(m, board.side));
+    const int played = int(rng() % std::uint32_t(list.size));
+    std::vector<float> target(slots.size(), 0.0f);
+    target[std::size_t(played)] = 1.0f;
+    b.legal_slots.push_back(std::move(slots));
+    b.policy.push_back(std::move(target));
+    const int result = int(rng() % 3);
+    for (int k = 0; k < 3; ++k) b.wdl.push_back(k == result ? 1.0f : 0.0f);
+    board.play(list.moves[played]);
+  }
+  return b;
+}
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int batch = 256;
+  double min_seconds = 4;
+  std::string device = "cpu";
+  int threads = int(std::thread::hardware_concurrency());
+  std::vector<std::string> configs;
+  for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--batch") && i + 1 < argc) batch = std::atoi(argv[++i]);
+    else if (!std::strcmp(argv[i], "--seconds") && i + 1 < argc) min_seconds = std::atof(argv[++i]);
+    else if (!std::strcmp(argv[i], "--device") && i + 1 < argc) device = argv[++i];
+    else if (!std::strcmp(argv[i], "--threads") && i + 1 < argc) threads = std::atoi(argv[++i]);
+    else configs.push_back(argv[i]);
+  }
+  if (configs.empty()) configs = {"tiny", "small", "seed"};
+  torch::set_num_threads(std::max(1, threads));  // both sides of the ratio use the same threads
+  const wnn::TrainBatch data = real_batch(batch, 1);
+  std::printf("batch %d, device %s, %d intra-op threads\n", batch, device.c_str(), torch::get_num_threads());
+  std::printf("%-8s %12s %18s %20s %8s\n", "config", "parameters", "train samples/s", "forward positions/s", "ratio");
+  for (const std::string& name : configs) {
+    const wnn::NetworkConfig config = wnn::parse_network_config(name);
+    const std::string weights = wnn::init_network_bytes(config, 1);
+    wnn::Trainer trainer(name, weights, std::nullopt,
+                         wnn::parse_train_options(R"({"optimizer": "adamw", "lr": 0.001})"), device);
+    trainer.step(data);  // warm-up
+    int steps = 0;
+    auto t0 = std::chrono::steady_clock::now();
+    while (steps < 2 || seconds_since(t0) < min_seconds) {
+      trainer.step(data);
+      ++steps;
+    }
+    const double train_rate = double(batch) * steps / seconds_since(t0);
+
+    wnn::Network network = wnn::load_network(config, weights);
+    network->to(torch::Device(device));
+    network->eval();
+    torch::NoGradGuard no_grad;
+    const auto input = torch::from_blob(const_cast<float*>(data.planes.data()), {batch, nn::kInputPlanes, 8, 8})
+                           .clone()
+                           .to(torch::Device(device));
+    network->forward(input);  // warm-up
+    int runs = 0;
+    t0 = std::chrono::steady_clock::now();
+    while (runs < 2 || seconds_since(t0) < min_seconds) {
+      (void)network->forward(input).wdl.to(torch::kCPU);
+      ++runs;
+    }
+    const double forward_rate = double(batch) * runs / seconds_since(t0);
+    std::printf("%-8s %12lld %18.1f %20.1f %8.2f\n", name.c_str(), static_cast<long long>(wnn::parameter_count(config)),
+                train_rate, forward_rate, train_rate / forward_rate);
+    std::fflush(stdout);
+  }
+  return 0;
+}
