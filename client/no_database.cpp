@@ -1,7 +1,7 @@
 // The database commands of a pgmate built without libpqxx: they say so and exit 2.
 #include "args.h"
-#include "commands.h"
 #include "arena_store.h"
+#include "commands.h"
 #include "selfplay_store.h"
 
 namespace pgmate::cli {
