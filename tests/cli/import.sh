@@ -18,19 +18,7 @@ PGMATE=$1
 DB=$2
 ECO=/usr/share/pgn-extract/eco.pgn
 
-passed=0
-failed=0
-pass() { passed=$((passed + 1)); echo "ok   $1"; }
-fail() { failed=$((failed + 1)); echo "FAIL $1"; }
-# check NAME GOT EXPECTED
-check() {
-  if [ "$2" = "$3" ]; then pass "$1"; else fail "$1: expected [$3], got [$2]"; fi
-}
-# check_match NAME TEXT REGEX
-check_match() {
-  if printf '%s' "$2" | grep -Eq -- "$3"; then pass "$1"; else fail "$1: [$2] does not match /$3/"; fi
-}
-q() { psql -X -q -A -t -v ON_ERROR_STOP=1 -d "$DB" -c "$1"; }
+. "$(dirname "$0")/checks.sh"
 
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
