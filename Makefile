@@ -7,14 +7,15 @@
 
 # ---------------------------------------------------------------- the extension (PGXS)
 EXTENSION   = pgmate
-EXT_VERSION = 0.5.0
+EXT_VERSION = 0.6.0
 MODULE_big  = pgmate
 OBJS        = $(patsubst %.cpp,%.o,$(sort $(wildcard extension/*.cpp)) $(sort $(wildcard core/chess/*.cpp)) \
               $(sort $(wildcard core/checkers/*.cpp)) $(sort $(wildcard core/common/*.cpp)) \
               $(sort $(wildcard core/arena/*.cpp)) \
               $(sort $(wildcard core/nn/*.cpp)) $(sort $(wildcard core/mcts/*.cpp)) \
               $(sort $(wildcard gpu_worker/protocol/*.cpp)) gpu_worker/client/worker_client.cpp \
-              gpu_worker/client/worker_evaluator.cpp)
+              gpu_worker/client/worker_evaluator.cpp gpu_worker/client/training_run.cpp \
+              gpu_worker/nn/train_options.cpp)
 DATA_built  = pgmate--$(EXT_VERSION).sql
 # Earlier versions' scripts: upgrades (ALTER EXTENSION pgmate UPDATE) and their test.
 DATA        = $(sort $(wildcard extension/upgrade/*.sql))
@@ -67,7 +68,7 @@ JOBS         ?= $(shell nproc)
 FUZZ_SECONDS ?= 20
 CMAKE_FLAGS  ?=
 
-.PHONY: deps configure build test test-unit test-sql test-long fuzz demo bench server-start server-stop distclean gpu-bundle
+.PHONY: deps configure build test test-unit test-sql test-long fuzz demo pretrain bench server-start server-stop distclean gpu-bundle
 
 deps:
 	scripts/setup-deps.sh
@@ -112,6 +113,13 @@ demo: deps
 	$(MAKE) configure
 	cmake --build $(BUILD_DIR) -j $(JOBS) --target pgmate pgmate-worker
 	scripts/demo.sh $(BUILD_DIR)/bin/pgmate
+
+# The pretraining recipe: a Stockfish corpus, a small network trained on the CPU, held-out
+# accuracy and a match against pure MCTS (scripts/pretrain.sh; about 20 minutes on 2 cores).
+pretrain: deps
+	$(MAKE) configure
+	cmake --build $(BUILD_DIR) -j $(JOBS) --target pgmate pgmate-worker
+	scripts/pretrain.sh $(BUILD_DIR)/bin/pgmate
 
 bench: build
 	bench/perft_vs_stockfish --pgmate $(BUILD_DIR)/bin/pgmate

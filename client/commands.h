@@ -14,6 +14,7 @@ int selfplay_command(const std::vector<std::string>& args);
 int play_command(const std::vector<std::string>& args);
 int arena_command(const std::vector<std::string>& args);
 int uci_command(const std::vector<std::string>& args);
+int train_command(const std::vector<std::string>& args);
 
 extern const char* const kPerftUsage;
 extern const char* const kMovesUsage;
@@ -25,5 +26,8 @@ extern const char* const kUciUsage;
 inline constexpr const char* kImportUsage =
     "pgmate import [--db CONNINFO] [--on-error fail|skip] [--batch N] FILE.pgn|-\n"
     "         pgmate import --openings [--db CONNINFO] [FILE]";
+inline constexpr const char* kTrainUsage =
+    "pgmate train [--db CONNINFO] --network ID --data QUERY [--holdout QUERY] [--steps N] [--batch B]\n"
+    "             [--lr X] [--name NAME] [--option KEY=VALUE ...] [--worker ADDRESS]";
 
 }  // namespace pgmate::cli

@@ -1,4 +1,4 @@
-// pgmate: the command-line front end (perft, moves, import, selfplay, play; later arena).
+// pgmate: the command-line front end (perft, moves, import, selfplay, play, arena, uci, train).
 #include <cstring>
 #include <iostream>
 
@@ -18,6 +18,7 @@ void print_help(std::ostream& out) {
       << "  " << pgmate::cli::kPlayUsage << "\n"
       << "  " << pgmate::cli::kArenaUsage << "\n"
       << "  " << pgmate::cli::kUciUsage << "\n"
+      << "  " << pgmate::cli::kTrainUsage << "\n"
 #ifndef PGMATE_HAVE_PQXX
       << "\nThis pgmate was built without libpqxx: import and selfplay --db are not available.\n"
 #endif
@@ -42,7 +43,7 @@ int main(int argc, char** argv) {
   const Command commands[] = {{"perft", kPerftUsage, perft_command},          {"moves", kMovesUsage, moves_command},
                               {"import", kImportUsage, import_command},       {"selfplay", kSelfplayUsage, selfplay_command},
                               {"play", kPlayUsage, play_command},             {"arena", kArenaUsage, arena_command},
-                              {"uci", kUciUsage, uci_command}};
+                              {"uci", kUciUsage, uci_command},                {"train", kTrainUsage, train_command}};
   const Command* found = nullptr;
   for (const Command& c : commands)
     if (command == c.name) found = &c;

@@ -11,6 +11,10 @@ int import_command(const std::vector<std::string>&) {
       "pgmate import writes to PostgreSQL; install libpqxx (pkg-config libpqxx) and build again to use it");
 }
 
+int train_command(const std::vector<std::string>&) {
+  throw NotBuiltIn("pgmate train reads its rows from PostgreSQL; install libpqxx (pkg-config libpqxx) and build again to use it");
+}
+
 std::unique_ptr<SelfplayStore> open_selfplay_store(const std::string&) {
   throw NotBuiltIn(
       "selfplay --db needs PostgreSQL; use --pgn FILE to write the games to a file, or install libpqxx "

@@ -106,6 +106,33 @@ sql "SELECT name, games, wins, draws, losses, round(score::numeric, 3) AS score,
 sql "SELECT name, round(elo::numeric) AS elo, round(elo_stderr::numeric) AS stderr, games FROM pgmate.ratings('\"random\"') ORDER BY elo DESC NULLS LAST;"
 
 echo
+echo "== learning: a tiny network trained on Stockfish games, on the worker =="
+if [ -x /usr/games/stockfish ] && [ "$(psql -X -q -A -t -d pgmate -c "SELECT pgmate.wait_for_worker('20 s')")" = t ]; then
+  say "pgmate arena --games 160 --openings eco --name demo-corpus 'uci:/usr/games/stockfish:nodes=500' (x2)   # a corpus"
+  "$pgmate" arena --db "dbname=pgmate" --games 160 --parallel 2 --openings eco --max-plies 200 --name demo-corpus \
+    --quiet uci:/usr/games/stockfish:nodes=500 uci:/usr/games/stockfish:nodes=500
+  corpus="FROM pgmate.game_targets WHERE game_id IN (SELECT g.id FROM pgmate.games g JOIN pgmate.matches m ON m.id = g.match_id WHERE m.name = 'demo-corpus')"
+  train="SELECT board, history, repetitions, played, z $corpus AND hashint8(game_id) % 10 <> 0"
+  holdout="SELECT board, history, repetitions, played, z $corpus AND hashint8(game_id) % 10 = 0"
+  tiny=$(psql -X -q -A -t -d pgmate -c "SELECT pgmate.init_network('demo-tiny', '\"tiny\"', seed => 1)")
+  sql "SELECT positions, round(100 * top1::numeric, 1) AS top1_percent, round(policy_cross_entropy::numeric, 3) AS policy_ce FROM pgmate.network_accuracy($tiny, '${holdout//\'/\'\'}');   -- before: random"
+  say "pgmate train --network $tiny --steps 400 --batch 128 --lr 0.003 --option optimizer=adamw --holdout ... --data ..."
+  "$pgmate" train --db "dbname=pgmate" --network "$tiny" --data "$train" --holdout "$holdout" --steps 400 --batch 128 \
+    --lr 0.003 --option optimizer=adamw --option schedule=cosine --option warmup_steps=20 --option log_every=50 \
+    --option checkpoint_every=200 --name demo-tiny-trained | tee "$root/build/demo-train.log"
+  trained=$(tail -n 1 "$root/build/demo-train.log")
+  sql "SELECT positions, round(100 * top1::numeric, 1) AS top1_percent, round(policy_cross_entropy::numeric, 3) AS policy_ce FROM pgmate.network_accuracy($trained, '${holdout//\'/\'\'}');   -- after: games it never saw"
+  sql "SELECT step, samples, round(policy_loss::numeric, 3) AS policy_loss, round(100 * accuracy::numeric, 1) AS accuracy, round(100 * holdout_top1::numeric, 1) AS holdout_top1, round(samples_per_s::numeric) AS samples_per_s FROM pgmate.training_log WHERE network = $trained ORDER BY step;"
+  say "pgmate arena --games 10 --openings eco net:$trained:32 mcts:32"
+  "$pgmate" arena --db "dbname=pgmate" --games 10 --parallel 2 --openings eco --max-plies 200 --seed 1 \
+    --name "demo-trained-$trained" --quiet "net:$trained:32" mcts:32
+  psql -X -q -A -t -d pgmate -c "SELECT pgmate.training_chart($trained)" > "$root/build/demo-training-chart.svg"
+  echo "the training chart: build/demo-training-chart.svg"
+else
+  echo "(Stockfish or pgmate-worker missing: the training demo is skipped)"
+fi
+
+echo
 echo "The server is still running. Connect with:"
 echo "  psql -h $PGHOST -p $PGPORT -U $PGUSER pgmate"
 echo "Stop it with: make server-stop"

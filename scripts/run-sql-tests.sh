@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The SQL suites: pg_regress (make installcheck), then the import, self-play and arena clients,
+# The SQL suites: pg_regress (make installcheck), then the import, self-play, arena and train clients,
 # against the project's own server. A server this script starts is stopped again when it ends;
 # one that was already running (make demo) is restarted and left running.
 # Usage: scripts/run-sql-tests.sh PGMATE_BINARY
@@ -33,3 +33,7 @@ dropdb --if-exists pgmate_arena_test
 createdb pgmate_arena_test
 tests/cli/arena.sh "$pgmate" pgmate_arena_test
 dropdb pgmate_arena_test
+dropdb --if-exists pgmate_train_test
+createdb pgmate_train_test
+tests/cli/train.sh "$pgmate" pgmate_train_test
+dropdb pgmate_train_test

@@ -10,7 +10,9 @@ CREATE TABLE pgmate.networks (
   notes      text,
   -- The network's version: pgmate-worker knows a network by (database, id, this hash), so
   -- an updated row is loaded anew and never confused with another database's.
-  weights_sha256 bytea GENERATED ALWAYS AS (sha256(weights)) STORED
+  weights_sha256 bytea GENERATED ALWAYS AS (sha256(weights)) STORED,
+  -- How a trained network was made (pgmate.train): run, data query, steps, samples, settings.
+  training   jsonb
 );
 COMMENT ON TABLE pgmate.networks IS 'policy + WDL networks; weights in safetensors format (data only, never code) with pgmate''s configuration and checksum in its metadata';
 SELECT pg_catalog.pg_extension_config_dump('pgmate.networks', '');

@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# The pretraining recipe (make pretrain): on a fresh database `pgmate_pretrain` of the
+# project's server, a corpus of Stockfish games from ECO openings (pgmate arena), a small
+# network trained on the CPU from their positions with every tenth game held out (pgmate
+# train), its held-out accuracy against the uniform baseline, and a 40-game match of the
+# trained network against pure MCTS at the same number of simulations. The chart of the
+# run goes to build/pretrain-chart.svg.
+#
+#   scripts/pretrain.sh [PGMATE]
+#
+# Settings (environment): PRETRAIN_GAMES (corpus games, 400), PRETRAIN_NODES (Stockfish
+# nodes a move, 1000), PRETRAIN_NETWORK (a network configuration or preset, "tiny"),
+# PRETRAIN_STEPS (3000), PRETRAIN_BATCH (256), PRETRAIN_LR (0.002), PRETRAIN_SIMULATIONS (64),
+# PRETRAIN_MATCH_GAMES (40).
+set -euo pipefail
+pgmate=${1:-build/bin/pgmate}
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+games=${PRETRAIN_GAMES:-400}
+nodes=${PRETRAIN_NODES:-1000}
+network=${PRETRAIN_NETWORK:-tiny}
+steps=${PRETRAIN_STEPS:-3000}
+batch=${PRETRAIN_BATCH:-256}
+lr=${PRETRAIN_LR:-0.002}
+simulations=${PRETRAIN_SIMULATIONS:-64}
+match_games=${PRETRAIN_MATCH_GAMES:-40}
+db=pgmate_pretrain
+started=$(date +%s)
+say() { printf '\n\033[1m[%4ds] %s\033[0m\n' "$(( $(date +%s) - started ))" "$*"; }
+q() { psql -X -q -A -t -v ON_ERROR_STOP=1 -d "$db" -c "$1"; }
+
+stockfish=$(command -v stockfish || echo /usr/games/stockfish)
+[ -x "$stockfish" ] || { echo "pretrain: Stockfish not found (make deps installs it)" >&2; exit 1; }
+
+make -s all >/dev/null
+make -s install >/dev/null
+scripts/pg-server.sh start
+eval "$(scripts/pg-server.sh env)"
+dropdb --if-exists "$db"
+createdb "$db"
+q "CREATE EXTENSION pgmate"
+q "SELECT pgmate.wait_for_worker('60 s')" >/dev/null
+"$pgmate" import --openings --db "dbname=$db" >/dev/null
+
+say "corpus: $games Stockfish games (nodes=$nodes) from ECO openings"
+"$pgmate" arena --db "dbname=$db" --name corpus --games "$games" --openings eco --parallel 2 --max-plies 200 \
+  --quiet "uci:$stockfish:nodes=$nodes" "uci:$stockfish:nodes=$nodes"
+q "SELECT count(*) || ' games, ' || (SELECT count(*) FROM pgmate.game_targets) || ' positions' FROM pgmate.games"
+
+# Held out by game: every tenth game, never seen in training.
+train="SELECT board, history, repetitions, played, z FROM pgmate.game_targets WHERE hashint8(game_id) % 10 <> 0"
+holdout="SELECT board, history, repetitions, played, z FROM pgmate.game_targets WHERE hashint8(game_id) % 10 = 0"
+case $network in
+  \{*) config=$network ;;
+  *) config="\"$network\"" ;;
+esac
+net=$(q "SELECT pgmate.init_network('pretrain $network', '$config'::jsonb, seed => 1)")
+
+say "train: network $net ($network), $steps steps of $batch on the CPU"
+"$pgmate" train --db "dbname=$db" --network "$net" --data "$train" --holdout "$holdout" --steps "$steps" \
+  --batch "$batch" --lr "$lr" --name "pretrained $network" \
+  --option optimizer=adamw --option schedule=cosine --option warmup_steps=100 --option log_every=100 \
+  --option checkpoint_every=500 --option weight_decay=0.0001 --option holdout_limit=8192
+trained=$(q "SELECT new_network FROM pgmate.training_runs WHERE network_id = $net AND status = 'finished'")
+[ -n "$trained" ] || { echo "pretrain: training did not finish" >&2; exit 1; }
+
+say "held-out accuracy (games never trained on) against the uniform baseline"
+q "SELECT 'held-out positions ' || positions || ': top-1 ' || round(100 * top1::numeric, 1) || '%, policy cross-entropy '
+          || round(policy_cross_entropy::numeric, 3) || ', WDL cross-entropy ' || round(wdl_cross_entropy::numeric, 3)
+     FROM pgmate.network_accuracy($trained, '$holdout')"
+q "SELECT 'uniform baseline: ' || round(100 * avg(1.0 / n), 1) || '% (1 / legal moves)'
+     FROM (SELECT (SELECT count(*) FROM legal_moves(board)) AS n FROM pgmate.game_targets
+           WHERE hashint8(game_id) % 10 = 0) t"
+
+say "match: net:$trained:$simulations against mcts:$simulations, $match_games games"
+"$pgmate" arena --db "dbname=$db" --name "pretrained vs mcts" --games "$match_games" --openings eco --parallel 2 \
+  --max-plies 300 --quiet "net:$trained:$simulations" "mcts:$simulations"
+
+mkdir -p build
+q "SELECT pgmate.training_chart($trained)" > build/pretrain-chart.svg
+say "done: network $trained; chart in build/pretrain-chart.svg; the log in pgmate.training_log of database $db"

@@ -1,0 +1,124 @@
+-- CALL pgmate.train: a copy of a network trained on the worker from the rows of a query,
+-- with its run, checkpoints and log as rows.
+SELECT pgmate.wait_for_worker();
+SELECT coalesce(max(id), 0) AS before FROM pgmate.games \gset
+SELECT pgmate.import_pgn($$
+[Result "1-0"]
+1. e4 e5 2. Nf3 Nc6 3. Bb5 a6 4. Ba4 Nf6 5. O-O Be7 1-0
+
+[Result "0-1"]
+1. d4 d5 2. c4 e6 3. Nc3 Nf6 4. Bg5 Be7 0-1
+
+[Result "1/2-1/2"]
+1. e4 c5 2. Nf3 d6 3. d4 cxd4 4. Nxd4 Nf6 5. Nc3 a6 1/2-1/2
+
+[Result "1-0"]
+1. c4 e5 2. Nc3 Nf6 3. Nf3 Nc6 4. g3 d5 1-0
+
+[Result "0-1"]
+1. e4 e6 2. d4 d5 3. Nc3 Bb4 4. e5 c5 0-1
+
+[Result "0-1"]
+1. f3 e5 2. g4 Qh4# 0-1
+
+[Result "1/2-1/2"]
+1. Nf3 d5 2. g3 Nf6 3. Bg2 e6 4. O-O Be7 1/2-1/2
+
+[Result "1-0"]
+1. e4 e5 2. Bc4 Nc6 3. Qh5 Nf6 4. Qxf7# 1-0
+$$) AS imported;
+-- held out by game, never by position: every fourth game
+CREATE TABLE train_rows AS
+  SELECT t.*, dense_rank() OVER (ORDER BY game_id) % 4 = 0 AS held_out, 1::real AS weight
+  FROM pgmate.game_targets t WHERE game_id > :before;
+SELECT held_out, count(*) FROM train_rows GROUP BY held_out ORDER BY held_out;
+SELECT pgmate.init_network('to train', '{"filters": 8, "blocks": 1, "attention_blocks": 0, "policy_head": "conv"}',
+                           seed => 11) AS net \gset
+
+-- bad input: nothing is stored
+CALL pgmate.train(:net, 'SELECT board, played FROM train_rows', 10);
+CALL pgmate.train(:net, 'SELECT board, played, z::text AS z FROM train_rows', 10);
+CALL pgmate.train(:net, 'SELECT board, played, z FROM train_rows WHERE false', 10);
+CALL pgmate.train(:net, 'SELECT board, played, z FROM train_rows', 10, '{"speed": 2}');
+CALL pgmate.train(:net, 'SELECT board, played, z FROM train_rows', 10, '{"lr": 50}');
+CALL pgmate.train(:net, 'SELECT board, played, z FROM train_rows', 10, '{"log_every": 3, "checkpoint_every": 5}');
+CALL pgmate.train(:net, 'SELECT board, played, z FROM train_rows', 0);
+CALL pgmate.train(:net, NULL, 10);
+CALL pgmate.train(-1, 'SELECT board, played, z FROM train_rows', 10);
+CALL pgmate.train(:net, 'SELECT board, ''e2e5''::move AS played, z FROM train_rows', 10);
+CALL pgmate.train(:net, 'SELECT board, played, z FROM train_rows', 10, '{"holdout": "SELECT 1 AS board"}');
+SELECT count(*) AS runs FROM pgmate.training_runs;
+
+-- a run: 40 steps, a log row every 10 (and one before the first step), held-out rows measured
+SET client_min_messages = warning;
+CALL pgmate.train(:net, 'SELECT board, history, repetitions, played, z, weight FROM train_rows WHERE NOT held_out', 40,
+                  '{"batch": 16, "log_every": 10, "checkpoint_every": 20, "optimizer": "adamw", "lr": 0.003,
+                    "holdout": "SELECT board, history, repetitions, played, z FROM train_rows WHERE held_out",
+                    "name": "trained"}');
+RESET client_min_messages;
+SELECT id AS trained, parent_id = :net AS child_of_net, name, training->'steps' AS steps,
+       training->'samples' AS samples, training->'settings'->'batch' AS batch,
+       training->>'data' LIKE '%NOT held_out' AS data_query
+  FROM pgmate.networks WHERE id = (SELECT max(id) FROM pgmate.networks) \gset
+SELECT :child_of_net, :'name', :steps, :samples, :batch, :data_query;
+SELECT status, steps_done, new_network = :trained AS new_network, samples, length(data_sha256) AS sha_length
+  FROM pgmate.training_runs;
+-- the log: a row per interval, held-out measures on every row, losses that went down
+SELECT step, samples, policy_loss IS NULL AS before, holdout_positions, lr IS NOT NULL OR step = 0 AS lr
+  FROM pgmate.training_log WHERE network = :trained ORDER BY step;
+SELECT (SELECT policy_loss FROM pgmate.training_log WHERE network = :trained AND step = 40) <
+       (SELECT policy_loss FROM pgmate.training_log WHERE network = :trained AND step = 10) AS policy_loss_fell,
+       (SELECT holdout_policy_loss FROM pgmate.training_log WHERE network = :trained AND step = 40) <
+       (SELECT holdout_policy_loss FROM pgmate.training_log WHERE network = :trained AND step = 0) AS holdout_loss_fell;
+-- the final checkpoint is kept (weights, optimizer, step: safetensors, never code)
+SELECT step, substring(state from 9 for 1) = '{' AS safetensors_header FROM pgmate.training_checkpoints;
+-- the trained network plays and is measured like any other
+SELECT positions, top1 > 0 AS some_correct
+  FROM pgmate.network_accuracy(:trained, 'SELECT board, history, played, z FROM train_rows WHERE NOT held_out');
+SELECT pgmate.training_chart(:trained) LIKE '<svg%</svg>' || chr(10) AS chart,
+       pgmate.training_chart(:trained) LIKE '%held-out top-1%' AS legend,
+       pgmate.training_chart(:net) IS NOT NULL AS parent_chart,
+       pgmate.training_chart(123456789) IS NULL AS no_chart;
+
+-- pause_after: a call that stops at a checkpoint; the same call goes on from there, and
+-- the result is the same network, bit for bit, as the uninterrupted run's
+SET client_min_messages = warning;
+CALL pgmate.train(:net, 'SELECT board, history, repetitions, played, z, weight FROM train_rows WHERE NOT held_out', 40,
+                  '{"batch": 16, "log_every": 10, "checkpoint_every": 20, "optimizer": "adamw", "lr": 0.003,
+                    "holdout": "SELECT board, history, repetitions, played, z FROM train_rows WHERE held_out",
+                    "name": "paused", "pause_after": 20}');
+SELECT id AS paused_run, status, steps_done, new_network FROM pgmate.training_runs ORDER BY id DESC LIMIT 1 \gset
+SELECT :'status', :steps_done, :'new_network' = '' AS no_network_yet;
+CALL pgmate.train(:net, 'SELECT board, history, repetitions, played, z, weight FROM train_rows WHERE NOT held_out', 40,
+                  '{"batch": 16, "log_every": 10, "checkpoint_every": 20, "optimizer": "adamw", "lr": 0.003,
+                    "holdout": "SELECT board, history, repetitions, played, z FROM train_rows WHERE held_out",
+                    "name": "resumed"}');
+RESET client_min_messages;
+SELECT count(*) AS runs, max(id) = :paused_run AS same_run FROM pgmate.training_runs;
+SELECT a.weights_sha256 = b.weights_sha256 AS same_weights, b.name
+  FROM pgmate.networks a, pgmate.networks b WHERE a.id = :trained AND b.id = (SELECT max(id) FROM pgmate.networks);
+SELECT count(*) AS log_rows, bool_and(a.policy_loss IS NOT DISTINCT FROM b.policy_loss) AS same_losses,
+       bool_and(a.holdout_top1 = b.holdout_top1) AS same_holdout
+  FROM pgmate.training_log a JOIN pgmate.training_log b USING (step)
+  WHERE a.network = :trained AND b.run = :paused_run;
+
+-- a loss that is no longer finite stops the run with a clear error; its last checkpoint stays
+SET client_min_messages = warning;
+CALL pgmate.train(:net, 'SELECT board, played, z, weight FROM train_rows', 10,
+                  '{"batch": 16, "log_every": 2, "checkpoint_every": 2, "pause_after": 2}');
+RESET client_min_messages;
+UPDATE train_rows SET weight = 3e38;  -- the weighted mean overflows: inf / inf
+SET client_min_messages = error;
+CALL pgmate.train(:net, 'SELECT board, played, z, weight FROM train_rows', 10,
+                  '{"batch": 16, "log_every": 2, "checkpoint_every": 2}');
+RESET client_min_messages;
+SELECT status, steps_done, error LIKE '%not finite%' AS not_finite, new_network IS NULL AS no_network,
+       (SELECT array_agg(step) FROM pgmate.training_checkpoints c WHERE c.run_id = r.id) AS checkpoints
+  FROM pgmate.training_runs r ORDER BY id DESC LIMIT 1;
+
+-- clean up: the next suites count runs and networks of their own
+DROP TABLE train_rows;
+TRUNCATE pgmate.training_runs, pgmate.training_checkpoints, pgmate.training_progress;
+UPDATE pgmate.networks SET parent_id = NULL WHERE parent_id IS NOT NULL;
+DELETE FROM pgmate.networks WHERE name IN ('to train', 'trained', 'resumed');
+DELETE FROM pgmate.games WHERE id > :before;
