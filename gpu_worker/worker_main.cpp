@@ -34,6 +34,7 @@
 #include "protocol/socket_util.h"
 #include "server/eval_backend.h"
 #include "server/server.h"
+#include "server/train_backend.h"
 
 namespace {
 
@@ -47,7 +48,8 @@ constexpr const char* kUsage =
     "  --socket PATH       Unix socket to serve (created with mode 0600)\n"
     "  --tcp HOST:PORT     also listen on TCP (PORT alone binds 127.0.0.1); needs --token-file\n"
     "  --token-file FILE   shared secret TCP clients must send in HELLO\n"
-    "  --device D          auto (default), cpu or cuda: where the network runs; cpu also keeps perft off the GPU\n"
+    "  --device D          auto (default), cpu or cuda: where the network runs and trains; cpu also keeps\n"
+    "                      perft off the GPU\n"
     "  --precision P       the network's arithmetic: auto (default: bf16 on CUDA, fp32 on the CPU), fp32,\n"
     "                      bf16 or fp16 (the last two on CUDA only)\n"
     "  --max-batch N       positions per evaluation batch (default 1024)\n"
@@ -253,7 +255,9 @@ int main(int argc, char** argv) {
       log_line("warning: a CUDA device is present but this LibTorch has none (a CPU-only build): the network "
                "runs on the CPU; build against a CUDA LibTorch (see gpu_worker/README.md)");
 #endif
-    server = std::make_unique<Server>(std::move(config), std::move(backend));
+    // Training sessions (TRAIN_*) run on the same device, on a thread of their own.
+    std::unique_ptr<TrainBackend> train_backend = make_torch_train_backend(opt.device);
+    server = std::make_unique<Server>(std::move(config), std::move(backend), std::move(train_backend));
   } catch (const std::exception& e) {
     log_line(std::string("cannot start: ") + e.what());
     return 1;

@@ -29,8 +29,9 @@ namespace {
 
 constexpr auto kPollSlice = std::chrono::milliseconds(10);
 
-// Replies are bounded by the request item limits; only weights may be large.
-const protocol::Limits kReplyLimits{64u << 20, 1u << 30};
+// Replies are bounded by the request item limits; only weights and training states may be
+// large.
+const protocol::Limits kReplyLimits{64u << 20, 1u << 30, 1u << 30};
 
 protocol::PerftDevice to_wire(Device d) {
   switch (d) {
@@ -279,10 +280,15 @@ struct WorkerClient::Impl {
     if (h.payload_length) read_exact(payload.data(), payload.size(), deadline, what, true);
   }
 
-  [[noreturn]] void throw_error(const protocol::ErrorReply& e) {
+  // `answer`: the error answers this client's request (not a connection-level refusal).
+  [[noreturn]] void throw_error(const protocol::ErrorReply& e, bool answer = false) {
     switch (e.code) {
-      case ErrorCode::kShuttingDown:
       case ErrorCode::kBusy:
+        // An answer (too many training sessions) leaves the connection, and the sessions
+        // it holds, as they are; a refused connection (request id 0) is closed.
+        if (answer) break;
+        [[fallthrough]];
+      case ErrorCode::kShuttingDown:
         fd.reset();
         throw WorkerUnavailable(name + ": " + e.message);
       case ErrorCode::kBadFrame:
@@ -321,7 +327,7 @@ struct WorkerClient::Impl {
       } catch (const ProtocolError& ex) {
         unavailable(std::string("sent a malformed ERROR: ") + ex.what());
       }
-      throw_error(e);
+      throw_error(e, h.request_id == id);
     }
     if (h.request_id != id)
       unavailable("answered request " + std::to_string(h.request_id) + " while this client waited for " +
@@ -339,6 +345,14 @@ struct WorkerClient::Impl {
   Reply call(const Request& request, const char* what) {
     ensure_connected();
     return exchange<Reply>(request, Clock::now() + options.request_timeout, what);
+  }
+
+  // TRAIN_*: on the connection the sessions belong to (a new connection holds none, so the
+  // worker answers "no training session"), and with the training timeout.
+  template <class Reply, class Request>
+  Reply call_train(const Request& request, const char* what) {
+    ensure_connected();
+    return exchange<Reply>(request, Clock::now() + options.train_timeout, what);
   }
 
   std::int64_t timeout_ms_ = 0;  // of the exchange in progress, for messages
@@ -453,6 +467,45 @@ std::string WorkerClient::status_json(std::uint32_t database) {
   protocol::StatusRequest req;
   req.database = database;
   return impl_->call<protocol::StatusReply>(req, "STATUS").json;
+}
+
+TrainSessionInfo WorkerClient::train_start(const std::string& config_json, const std::string& weights,
+                                           const std::optional<std::string>& reference_weights,
+                                           const std::string& options_json, const std::optional<std::string>& state) {
+  protocol::TrainStartRequest req;
+  req.config = config_json;
+  req.weights = weights;
+  req.reference = reference_weights;
+  req.options = options_json;
+  req.state = state;
+  const auto reply = impl_->call_train<protocol::TrainStartReply>(req, "TRAIN_START");
+  return TrainSessionInfo{reply.session, reply.steps_done, reply.device};
+}
+
+protocol::TrainMetrics WorkerClient::train_step(std::uint32_t session,
+                                                const std::vector<std::span<const std::uint8_t>>& samples,
+                                                bool evaluate_only) {
+  if (samples.empty() || samples.size() > protocol::kMaxTrainSamples)
+    throw WorkerError("train_step: " + std::to_string(samples.size()) + " samples (1.." +
+                      std::to_string(protocol::kMaxTrainSamples) + " per step)");
+  protocol::EncodedTrainStepRequest req;
+  req.session = session;
+  req.mode = evaluate_only ? protocol::TrainMode::kEvaluate : protocol::TrainMode::kStep;
+  req.samples = samples;
+  auto reply = impl_->call_train<protocol::TrainStepReply>(req, "TRAIN_STEP");
+  if (reply.metrics.positions != samples.size())
+    impl_->unavailable("answered a step on " + std::to_string(samples.size()) + " samples with " +
+                       std::to_string(reply.metrics.positions) + " positions");
+  return reply.metrics;
+}
+
+TrainSaved WorkerClient::train_save(std::uint32_t session, bool weights, bool state, bool close) {
+  protocol::TrainSaveRequest req;
+  req.session = session;
+  req.flags = std::uint8_t((weights ? protocol::kTrainSaveWeights : 0) | (state ? protocol::kTrainSaveState : 0) |
+                           (close ? protocol::kTrainSaveClose : 0));
+  auto reply = impl_->call_train<protocol::TrainSaveReply>(req, "TRAIN_SAVE");
+  return TrainSaved{reply.steps_done, std::move(reply.weights), std::move(reply.state)};
 }
 
 }  // namespace pgmate::worker

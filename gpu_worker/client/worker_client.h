@@ -12,6 +12,8 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -64,12 +66,26 @@ struct EvalReply {
   std::vector<EvalOutput> outputs;
 };
 
+struct TrainSessionInfo {
+  std::uint32_t session = 0;
+  std::int64_t steps_done = 0;
+  std::string device;  // where it trains: "cpu", "cuda:0"
+};
+
+struct TrainSaved {
+  std::int64_t steps_done = 0;
+  std::string weights, state;  // each empty unless asked for
+};
+
 struct ClientOptions {
   // Unix socket path ("/path/to/socket") or "tcp://host:port".
   std::string address;
   std::string token;  // required by the worker on TCP
   std::chrono::milliseconds connect_timeout{2000};
   std::chrono::milliseconds request_timeout{60000};
+  // TRAIN_START, TRAIN_STEP, TRAIN_SAVE: a step on a large batch, or one queued behind other
+  // sessions' steps, may take minutes.
+  std::chrono::milliseconds train_timeout{600000};
   std::function<void()> poll;  // called every ~10 ms while waiting; may throw
 };
 
@@ -97,8 +113,31 @@ class WorkerClient {
   // Randomly initialised weights for a configuration (for pgmate.init_network).
   std::string init_network_weights(const std::string& config_json, std::uint64_t seed);
   // JSON: device, networks held (only database `database`'s when not 0), queue depth,
-  // batches run, mean batch size, positions/s, ...
+  // batches run, mean batch size, positions/s, training sessions, ...
   std::string status_json(std::uint32_t database = 0);
+
+  // Training sessions belong to this connection: they end when it closes (the client
+  // reconnects after a lost connection, but the sessions are gone: resume from a saved
+  // state). Calls wait up to ClientOptions::train_timeout; the poll hook runs meanwhile.
+  //
+  // Opens a session. config/weights: the network to train; reference: weights for the KL
+  // term; options_json: TrainOptions JSON (nn/train_options.h); state: a checkpoint to
+  // resume from (config and weights are then ignored; options replace the saved ones, ""
+  // keeps them). WorkerError for bad input or when the worker has no training (or already
+  // trains its maximum of sessions).
+  TrainSessionInfo train_start(const std::string& config_json, const std::string& weights,
+                               const std::optional<std::string>& reference_weights, const std::string& options_json,
+                               const std::optional<std::string>& state);
+  // samples: each one encode_train_sample's bytes (pre-encoded by the caller), sent in one
+  // request (1..protocol::kMaxTrainSamples of them). One optimizer step, or with
+  // evaluate_only the samples' losses in eval mode (step -1; nothing changes). WorkerError
+  // for a bad sample ("sample 12: ...") or a failed step (a non-finite loss): the session
+  // stays as it was and usable.
+  protocol::TrainMetrics train_step(std::uint32_t session, const std::vector<std::span<const std::uint8_t>>& samples,
+                                    bool evaluate_only = false);
+  // The session's step count, and its weights and/or state when asked; close: end the
+  // session after answering.
+  TrainSaved train_save(std::uint32_t session, bool weights, bool state, bool close = false);
 
  private:
   struct Impl;

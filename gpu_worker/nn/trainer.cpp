@@ -366,7 +366,9 @@ struct Trainer::Impl {
     m.policy_loss = parts.policy.item<double>();
     m.value_loss = parts.value.item<double>();
     m.kl = parts.kl.item<double>();
+    m.total_loss = parts.total.item<double>();
     m.accuracy = parts.accuracy.item<double>();
+    m.kl_weight = reference ? kl_weight : 0.0;
     m.positions = batch.size;
     return m;
   }

@@ -1,11 +1,13 @@
 #include "protocol/protocol.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 
 #include "checkers/fen.h"
 #include "chess/fen.h"
+#include "chess/notation.h"
 
 namespace pgmate::worker::protocol {
 
@@ -29,6 +31,9 @@ bool is_known_type(std::uint16_t type) {
     case MessageType::kInitWeights:
     case MessageType::kStatus:
     case MessageType::kCheckersPerft:
+    case MessageType::kTrainStart:
+    case MessageType::kTrainStep:
+    case MessageType::kTrainSave:
     case MessageType::kHelloReply:
     case MessageType::kPerftReply:
     case MessageType::kLegalMovesReply:
@@ -37,6 +42,9 @@ bool is_known_type(std::uint16_t type) {
     case MessageType::kInitWeightsReply:
     case MessageType::kStatusReply:
     case MessageType::kCheckersPerftReply:
+    case MessageType::kTrainStartReply:
+    case MessageType::kTrainStepReply:
+    case MessageType::kTrainSaveReply:
     case MessageType::kError:
       return true;
   }
@@ -57,6 +65,9 @@ std::string type_name(MessageType type) {
     case MessageType::kInitWeights: return "INIT_WEIGHTS";
     case MessageType::kStatus: return "STATUS";
     case MessageType::kCheckersPerft: return "CHECKERS_PERFT";
+    case MessageType::kTrainStart: return "TRAIN_START";
+    case MessageType::kTrainStep: return "TRAIN_STEP";
+    case MessageType::kTrainSave: return "TRAIN_SAVE";
     case MessageType::kHelloReply: return "HELLO_REPLY";
     case MessageType::kPerftReply: return "PERFT_REPLY";
     case MessageType::kLegalMovesReply: return "LEGAL_MOVES_REPLY";
@@ -65,6 +76,9 @@ std::string type_name(MessageType type) {
     case MessageType::kInitWeightsReply: return "INIT_WEIGHTS_REPLY";
     case MessageType::kStatusReply: return "STATUS_REPLY";
     case MessageType::kCheckersPerftReply: return "CHECKERS_PERFT_REPLY";
+    case MessageType::kTrainStartReply: return "TRAIN_START_REPLY";
+    case MessageType::kTrainStepReply: return "TRAIN_STEP_REPLY";
+    case MessageType::kTrainSaveReply: return "TRAIN_SAVE_REPLY";
     case MessageType::kError: return "ERROR";
   }
   return "type " + hex16(std::uint16_t(type));
@@ -93,6 +107,9 @@ std::uint32_t Limits::max_payload_for(MessageType type) const {
     case MessageType::kLoadNetwork:
     case MessageType::kInitWeightsReply:
       return max_large_payload;
+    case MessageType::kTrainStart:
+    case MessageType::kTrainSaveReply:
+      return max_state_payload;
     default:
       return max_payload;
   }
@@ -193,6 +210,14 @@ float Reader::f32() {
   return v;
 }
 
+double Reader::f64() {
+  need(8, "an f64");
+  double v;
+  std::memcpy(&v, data_.data() + pos_, 8);
+  pos_ += 8;
+  return v;
+}
+
 std::string Reader::string(const char* what) {
   const std::uint32_t n = u32();
   if (n > remaining())
@@ -253,6 +278,7 @@ void Writer::u16(std::uint16_t v) { raw(&v, 2); }
 void Writer::u32(std::uint32_t v) { raw(&v, 4); }
 void Writer::u64(std::uint64_t v) { raw(&v, 8); }
 void Writer::f32(float v) { raw(&v, 4); }
+void Writer::f64(double v) { raw(&v, 8); }
 
 void Writer::string(const std::string& s) {
   if (s.size() > 0xFFFFFFFFu) throw ProtocolError("string too long for the protocol");
@@ -552,6 +578,212 @@ void decode(Reader& r, StatusRequest& m) { m.database = r.u32(); }
 
 void encode(Writer& w, const StatusReply& m) { w.string(m.json); }
 void decode(Reader& r, StatusReply& m) { m.json = r.string("the status"); }
+
+// ---- training ----
+
+namespace {
+
+std::string number(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
+
+bool finite_non_negative(float v) { return std::isfinite(v) && v >= 0; }
+
+// What is wrong with a sample's counts and values ("" when nothing): the encoder and the
+// decoder refuse the same samples.
+std::string train_sample_problem(const TrainSample& s) {
+  if (s.history.empty() || s.history.size() > std::size_t(kMaxHistory))
+    return "a history of " + std::to_string(s.history.size()) + " positions (1..4)";
+  if (s.repetitions > kMaxRepetitions)
+    return "a repetition count of " + std::to_string(s.repetitions) + " (0..2)";
+  if (s.moves.empty() || s.moves.size() > kMaxMovesPerPosition)
+    return std::to_string(s.moves.size()) + " target moves (1..256)";
+  if (s.policy.size() != s.moves.size())
+    return std::to_string(s.policy.size()) + " probabilities for " + std::to_string(s.moves.size()) + " target moves";
+  double sum = 0;
+  for (std::size_t i = 0; i < s.policy.size(); ++i) {
+    if (!finite_non_negative(s.policy[i]))
+      return "the probability of target move " + std::to_string(i) + " (" + chess::to_uci(s.moves[i]) + ") is " +
+             number(s.policy[i]) + " (finite and >= 0)";
+    sum += s.policy[i];
+  }
+  if (!(sum > 0)) return "the target move probabilities sum to 0";
+  const std::string wdl = "(" + number(s.wdl[0]) + ", " + number(s.wdl[1]) + ", " + number(s.wdl[2]) + ")";
+  for (float v : s.wdl)
+    if (!finite_non_negative(v)) return "the WDL target " + wdl + " is not finite and >= 0";
+  if (!(double(s.wdl[0]) + s.wdl[1] + s.wdl[2] > 0)) return "the WDL target " + wdl + " sums to 0";
+  if (!finite_non_negative(s.weight)) return "the weight " + number(s.weight) + " is not finite and >= 0";
+  return "";
+}
+
+// The smallest sample: 1 board, 1 move, the targets and the weight.
+constexpr std::size_t kMinTrainSampleBytes = 2 + kPackedSize + 2 + 6 + 16;
+
+void encode_step_header(Writer& w, std::uint32_t session, TrainMode mode, std::size_t count) {
+  if (session == 0) throw ProtocolError("TRAIN_STEP: session 0 (sessions are numbered from 1)");
+  if (std::uint8_t(mode) > std::uint8_t(TrainMode::kEvaluate)) throw ProtocolError("TRAIN_STEP: unknown mode");
+  if (count < 1 || count > kMaxTrainSamples)
+    throw ProtocolError("TRAIN_STEP: " + std::to_string(count) + " samples (1.." + std::to_string(kMaxTrainSamples) +
+                        " per request)");
+  w.u32(session);
+  w.u8(std::uint8_t(mode));
+  w.u32(std::uint32_t(count));
+}
+
+std::uint32_t decode_session(Reader& r) {
+  const std::uint32_t session = r.u32();
+  if (session == 0) r.fail("session 0 (sessions are numbered from 1)");
+  return session;
+}
+
+bool decode_flag(Reader& r, const char* what) {
+  const std::uint8_t v = r.u8();
+  if (v > 1) r.fail(std::string(what) + " " + std::to_string(v) + " (0 or 1)");
+  return v == 1;
+}
+
+}  // namespace
+
+void encode_train_sample(Writer& w, const TrainSample& s) {
+  if (const std::string problem = train_sample_problem(s); !problem.empty())
+    throw ProtocolError("training sample: " + problem);
+  w.u8(std::uint8_t(s.history.size()));
+  w.u8(s.repetitions);
+  for (const auto& b : s.history) w.board(b);
+  w.u16(std::uint16_t(s.moves.size()));
+  for (std::size_t i = 0; i < s.moves.size(); ++i) {
+    w.u16(s.moves[i].bits());
+    w.f32(s.policy[i]);
+  }
+  for (float v : s.wdl) w.f32(v);
+  w.f32(s.weight);
+}
+
+TrainSample decode_train_sample(Reader& r, std::size_t index) {
+  const std::string name = "sample " + std::to_string(index);
+  TrainSample s;
+  const int n = r.u8();
+  if (n < 1 || n > kMaxHistory) r.fail(name + ": a history count of " + std::to_string(n) + " (1..4)");
+  s.repetitions = r.u8();
+  if (s.repetitions > kMaxRepetitions)
+    r.fail(name + ": a repetition count of " + std::to_string(s.repetitions) + " (0..2)");
+  s.history.reserve(std::size_t(n));
+  for (int j = 0; j < n; ++j) s.history.push_back(r.board(name + " board " + std::to_string(j)));
+  const std::uint16_t moves = r.u16();
+  if (moves < 1 || moves > kMaxMovesPerPosition)
+    r.fail(name + ": " + std::to_string(moves) + " target moves (1..256)");
+  r.need(std::size_t(moves) * 6, "the target moves");
+  s.moves.reserve(moves);
+  s.policy.reserve(moves);
+  for (int i = 0; i < moves; ++i) {
+    s.moves.emplace_back(r.u16());
+    s.policy.push_back(r.f32());
+  }
+  for (float& v : s.wdl) v = r.f32();
+  s.weight = r.f32();
+  if (const std::string problem = train_sample_problem(s); !problem.empty()) r.fail(name + ": " + problem);
+  return s;
+}
+
+void encode(Writer& w, const TrainStartRequest& m) {
+  w.string(m.config);
+  w.string(m.weights);
+  w.u8(m.reference ? 1 : 0);
+  if (m.reference) w.string(*m.reference);
+  w.string(m.options);
+  w.u8(m.state ? 1 : 0);
+  if (m.state) w.string(*m.state);
+}
+void decode(Reader& r, TrainStartRequest& m) {
+  m.config = r.string("the configuration");
+  m.weights = r.string("the weights");
+  m.reference.reset();
+  if (decode_flag(r, "has_reference")) m.reference = r.string("the reference weights");
+  m.options = r.string("the options");
+  m.state.reset();
+  if (decode_flag(r, "has_state")) m.state = r.string("the state");
+}
+
+void encode(Writer& w, const TrainStartReply& m) {
+  if (m.session == 0) throw ProtocolError("TRAIN_START_REPLY: session 0");
+  w.u32(m.session);
+  w.i64(m.steps_done);
+  w.string(m.device);
+}
+void decode(Reader& r, TrainStartReply& m) {
+  m.session = decode_session(r);
+  m.steps_done = r.i64();
+  if (m.steps_done < 0) r.fail("steps done " + std::to_string(m.steps_done));
+  m.device = r.string("the device");
+}
+
+void encode(Writer& w, const TrainStepRequest& m) {
+  encode_step_header(w, m.session, m.mode, m.samples.size());
+  for (const auto& s : m.samples) encode_train_sample(w, s);
+}
+void encode(Writer& w, const EncodedTrainStepRequest& m) {
+  encode_step_header(w, m.session, m.mode, m.samples.size());
+  for (const auto& s : m.samples) w.raw(s.data(), s.size());
+}
+void decode(Reader& r, TrainStepRequest& m) {
+  m.session = decode_session(r);
+  const std::uint8_t mode = r.u8();
+  if (mode > std::uint8_t(TrainMode::kEvaluate)) r.fail("unknown mode " + std::to_string(mode) + " (0 step, 1 evaluate)");
+  m.mode = TrainMode(mode);
+  const std::uint32_t count = r.u32();
+  if (count < 1 || count > kMaxTrainSamples)
+    r.fail("count " + std::to_string(count) + " out of range (1.." + std::to_string(kMaxTrainSamples) + ")");
+  if (std::uint64_t(count) * kMinTrainSampleBytes > r.remaining())
+    r.fail("count says " + std::to_string(count) + " samples but only " + std::to_string(r.remaining()) +
+           " bytes follow");
+  m.samples.clear();
+  m.samples.reserve(count);
+  for (std::uint32_t i = 0; i < count; ++i) m.samples.push_back(decode_train_sample(r, i));
+}
+
+void encode(Writer& w, const TrainStepReply& m) {
+  const TrainMetrics& t = m.metrics;
+  w.i64(t.step);
+  for (double v : {t.policy_loss, t.value_loss, t.kl, t.total_loss, t.accuracy, t.lr, t.grad_norm, t.kl_weight})
+    w.f64(v);
+  w.u32(t.positions);
+}
+void decode(Reader& r, TrainStepReply& m) {
+  TrainMetrics& t = m.metrics;
+  t.step = r.i64();
+  for (double* v : {&t.policy_loss, &t.value_loss, &t.kl, &t.total_loss, &t.accuracy, &t.lr, &t.grad_norm,
+                    &t.kl_weight})
+    *v = r.f64();
+  t.positions = r.u32();
+}
+
+void encode(Writer& w, const TrainSaveRequest& m) {
+  if (m.session == 0) throw ProtocolError("TRAIN_SAVE: session 0 (sessions are numbered from 1)");
+  if (m.flags & ~(kTrainSaveWeights | kTrainSaveState | kTrainSaveClose))
+    throw ProtocolError("TRAIN_SAVE: unknown flags");
+  w.u32(m.session);
+  w.u8(m.flags);
+}
+void decode(Reader& r, TrainSaveRequest& m) {
+  m.session = decode_session(r);
+  m.flags = r.u8();
+  if (m.flags & ~(kTrainSaveWeights | kTrainSaveState | kTrainSaveClose))
+    r.fail("unknown flags " + hex16(m.flags) + " (1 weights, 2 state, 4 close)");
+}
+
+void encode(Writer& w, const TrainSaveReply& m) {
+  w.i64(m.steps_done);
+  w.string(m.weights);
+  w.string(m.state);
+}
+void decode(Reader& r, TrainSaveReply& m) {
+  m.steps_done = r.i64();
+  if (m.steps_done < 0) r.fail("steps done " + std::to_string(m.steps_done));
+  m.weights = r.string("the weights");
+  m.state = r.string("the state");
+}
 
 void encode(Writer& w, const ErrorReply& m) {
   w.u16(std::uint16_t(m.code));

@@ -2,7 +2,7 @@
 //
 // Frame = 16-byte header + payload, every integer little-endian:
 //   bytes 0..3    magic "PGMW"
-//   bytes 4..5    protocol version (kVersion = 2)
+//   bytes 4..5    protocol version (kVersion = 3)
 //   bytes 6..7    message type (MessageType)
 //   bytes 8..11   request id (chosen by the client, echoed in the reply)
 //   bytes 12..15  payload length
@@ -11,7 +11,11 @@
 // (u32 white, u32 black, u32 kings: core's internal square masks, then u8 side to move,
 // 0 black, 1 white; validated like checkers::validate_position). Payload layouts are
 // listed next to each message below. A network travels as its key (NetworkKey): u32
-// database OID, i64 id, 32 bytes SHA-256 of the weights.
+// database OID, i64 id, 32 bytes SHA-256 of the weights. f64 is an IEEE double; a "TrainSample"
+// is the layout of encode_train_sample (below).
+//
+// Training sessions (TRAIN_START, TRAIN_STEP, TRAIN_SAVE) belong to the connection that
+// started them: closing it drops them, and another connection cannot name them.
 //
 // Decoders validate everything and throw ProtocolError (never crash, never read past the
 // buffer, never allocate more than the payload justifies). A header error is a framing
@@ -23,6 +27,7 @@
 #include <bit>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -37,7 +42,7 @@ namespace pgmate::worker::protocol {
 static_assert(std::endian::native == std::endian::little, "the worker protocol code assumes a little-endian host");
 
 inline constexpr char kMagic[4] = {'P', 'G', 'M', 'W'};
-inline constexpr std::uint16_t kVersion = 2;  // 2: networks named by NetworkKey
+inline constexpr std::uint16_t kVersion = 3;  // 2: networks named by NetworkKey; 3: training sessions
 inline constexpr std::size_t kHeaderSize = 16;
 inline constexpr std::size_t kPackedSize = 32;
 inline constexpr std::size_t kCheckersBoardSize = 13;  // 3 x u32 masks + u8 side
@@ -52,6 +57,10 @@ enum class MessageType : std::uint16_t {
   kInitWeights = 6,    // string config, u64 seed
   kStatus = 7,         // u32 database (0: every database's networks)
   kCheckersPerft = 8,  // checkers board (13 bytes), u8 depth, u8 device (PerftDevice), u8 rule (0 any, 1 longest)
+  kTrainStart = 9,     // string config, string weights, u8 has_reference [string reference weights],
+                       // string options (TrainOptions JSON), u8 has_state [string state (a checkpoint)]
+  kTrainStep = 10,     // u32 session, u8 mode (TrainMode), u32 count (1..8192), count x TrainSample
+  kTrainSave = 11,     // u32 session, u8 flags (kTrainSave*: send weights, send state, close)
 
   kHelloReply = 0x8001,          // u16 version, string server description
   kPerftReply = 0x8002,          // u64 nodes
@@ -61,6 +70,10 @@ enum class MessageType : std::uint16_t {
   kInitWeightsReply = 0x8006,    // bytes weights
   kStatusReply = 0x8007,         // string JSON
   kCheckersPerftReply = 0x8008,  // u64 nodes
+  kTrainStartReply = 0x8009,     // u32 session, i64 steps done, string device
+  kTrainStepReply = 0x800A,      // i64 step, 8 x f64 (policy, value, kl, total loss, accuracy, lr, grad norm,
+                                 // kl weight), u32 positions
+  kTrainSaveReply = 0x800B,      // i64 steps done, string weights, string state (each empty unless asked)
   kError = 0xFFFF,               // u16 code (ErrorCode), string message
 };
 
@@ -75,13 +88,13 @@ enum class ErrorCode : std::uint16_t {
   kBadFrame = 1,       // framing error: the connection is closed after the reply
   kBadRequest = 2,     // malformed or invalid request payload
   kUnauthorized = 3,   // missing or wrong token (TCP)
-  kUnavailable = 4,    // no GPU, no network loaded, ...
-  kBackend = 5,        // the evaluation backend failed
+  kUnavailable = 4,    // no GPU, no network loaded, no training backend, ...
+  kBackend = 5,        // the evaluation or training backend failed (a non-finite loss, ...)
   kShuttingDown = 6,   // the worker is stopping
   kInternal = 7,
-  kBusy = 8,           // too many requests in flight on this connection
+  kBusy = 8,           // too many connections (request id 0), or too many training sessions
   kNotLoaded = 9,      // EVALUATE: the worker does not hold this network; send LOAD_NETWORK
-  kTooLarge = 10,      // the request asks for more than the worker's limits allow
+  kTooLarge = 10,      // the request asks for more than the worker's limits allow (a TRAIN_SAVE_REPLY too large)
 };
 std::string error_code_name(ErrorCode code);
 
@@ -97,11 +110,13 @@ inline constexpr std::uint32_t kMaxEvaluateInputs = 8192;
 inline constexpr int kMaxHistory = 4;
 inline constexpr int kMaxPerftDepth = 20;  // chess and checkers
 inline constexpr std::uint32_t kMaxMovesPerPosition = 256;  // chess::kMaxMoves
+inline constexpr std::uint32_t kMaxTrainSamples = 8192;     // TRAIN_STEP (about 14 MiB at most)
 
 // Largest payload accepted per frame type.
 struct Limits {
   std::uint32_t max_payload = 16u << 20;        // every other type
   std::uint32_t max_large_payload = 64u << 20;  // LOAD_NETWORK, INIT_WEIGHTS_REPLY (weights)
+  std::uint32_t max_state_payload = 256u << 20; // TRAIN_START, TRAIN_SAVE_REPLY (weights and optimizer state)
   std::uint32_t max_payload_for(MessageType type) const;
 };
 
@@ -225,6 +240,93 @@ struct StatusReply {
   static constexpr MessageType kType = MessageType::kStatusReply;
   std::string json;
 };
+
+// ---- training ----
+
+// One training position and its targets. Layout (encode_train_sample):
+//   u8 history count (1..4), u8 repetitions (0..2), that many packed boards (the position
+//   first, then up to 3 earlier ones, newest first), u16 n (1..256), n x (u16 move, f32
+//   probability), f32 win, f32 draw, f32 loss, f32 weight.
+// Moves are chess::Move's 16 bits; the worker matches them to the legal moves of history[0]
+// by from, to and promotion (chess::board_free), so the kind bits may be left out. Targets
+// are from the side to move's point of view; probabilities and WDL need not sum to 1 (the
+// worker normalises them) but must be finite, >= 0 and not all 0; the weight is finite and
+// >= 0 (0: no influence).
+struct TrainSample {
+  std::vector<chess::Board> history;
+  std::uint8_t repetitions = 0;
+  std::vector<chess::Move> moves;
+  std::vector<float> policy;  // one probability per move
+  float wdl[3] = {0, 1, 0};
+  float weight = 1;
+};
+
+struct TrainStartRequest {
+  static constexpr MessageType kType = MessageType::kTrainStart;
+  std::string config;   // the network's configuration JSON (ignored with a state)
+  std::string weights;  // its safetensors bytes (ignored with a state)
+  std::optional<std::string> reference;  // weights for the KL term
+  std::string options;  // TrainOptions JSON; with a state, replaces the saved options ("": keep them)
+  std::optional<std::string> state;      // a checkpoint to resume from
+};
+struct TrainStartReply {
+  static constexpr MessageType kType = MessageType::kTrainStartReply;
+  std::uint32_t session = 0;  // > 0
+  std::int64_t steps_done = 0;
+  std::string device;  // where the session trains: "cpu", "cuda:0"
+};
+
+enum class TrainMode : std::uint8_t {
+  kStep = 0,      // one optimizer step on the samples
+  kEvaluate = 1,  // the samples' losses in eval mode; nothing changes
+};
+
+struct TrainStepRequest {
+  static constexpr MessageType kType = MessageType::kTrainStep;
+  std::uint32_t session = 0;
+  TrainMode mode = TrainMode::kStep;
+  std::vector<TrainSample> samples;  // 1..kMaxTrainSamples
+};
+// The same frame built from samples already encoded by encode_train_sample (copied as they
+// are: a caller that sends a sample several times encodes it once). Encode only; the
+// worker decodes a TrainStepRequest. The spans must outlive the encoding.
+struct EncodedTrainStepRequest {
+  static constexpr MessageType kType = MessageType::kTrainStep;
+  std::uint32_t session = 0;
+  TrainMode mode = TrainMode::kStep;
+  std::span<const std::span<const std::uint8_t>> samples;
+};
+
+struct TrainMetrics {
+  std::int64_t step = 0;  // the step's index (0-based); -1 for an evaluation
+  double policy_loss = 0, value_loss = 0, kl = 0, total_loss = 0;
+  double accuracy = 0;    // weighted share of positions whose most likely legal move is the target's
+  double lr = 0, grad_norm = 0, kl_weight = 0;  // 0 for an evaluation
+  std::uint32_t positions = 0;
+  bool operator==(const TrainMetrics&) const = default;
+};
+struct TrainStepReply {
+  static constexpr MessageType kType = MessageType::kTrainStepReply;
+  TrainMetrics metrics;
+};
+
+// TRAIN_SAVE flags.
+inline constexpr std::uint8_t kTrainSaveWeights = 1;  // send the weights (network.h's safetensors file)
+inline constexpr std::uint8_t kTrainSaveState = 2;    // send the checkpoint (Trainer::state)
+inline constexpr std::uint8_t kTrainSaveClose = 4;    // close the session once answered
+
+struct TrainSaveRequest {
+  static constexpr MessageType kType = MessageType::kTrainSave;
+  std::uint32_t session = 0;
+  std::uint8_t flags = 0;  // kTrainSave* bits; others are refused
+};
+struct TrainSaveReply {
+  static constexpr MessageType kType = MessageType::kTrainSaveReply;
+  std::int64_t steps_done = 0;
+  std::string weights;  // empty unless asked
+  std::string state;    // empty unless asked
+};
+
 struct ErrorReply {
   static constexpr MessageType kType = MessageType::kError;
   ErrorCode code = ErrorCode::kInternal;
@@ -241,6 +343,7 @@ class Reader {
   std::uint64_t u64();
   std::int64_t i64() { return std::int64_t(u64()); }
   float f32();
+  double f64();
   std::string string(const char* what);
   chess::Board board(const std::string& what);
   checkers::Board checkers_board(const std::string& what);
@@ -267,6 +370,7 @@ class Writer {
   void u64(std::uint64_t v);
   void i64(std::int64_t v) { u64(std::uint64_t(v)); }
   void f32(float v);
+  void f64(double v);
   void string(const std::string& s);
   void board(const chess::Board& b);
   void checkers_board(const checkers::Board& b);  // throws ProtocolError for an invalid position
@@ -294,6 +398,13 @@ void encode(Writer& w, const InitWeightsRequest& m);
 void encode(Writer& w, const InitWeightsReply& m);
 void encode(Writer& w, const StatusRequest& m);
 void encode(Writer& w, const StatusReply& m);
+void encode(Writer& w, const TrainStartRequest& m);
+void encode(Writer& w, const TrainStartReply& m);
+void encode(Writer& w, const TrainStepRequest& m);
+void encode(Writer& w, const EncodedTrainStepRequest& m);
+void encode(Writer& w, const TrainStepReply& m);
+void encode(Writer& w, const TrainSaveRequest& m);
+void encode(Writer& w, const TrainSaveReply& m);
 void encode(Writer& w, const ErrorReply& m);
 
 void decode(Reader& r, Hello& m);
@@ -312,7 +423,18 @@ void decode(Reader& r, InitWeightsRequest& m);
 void decode(Reader& r, InitWeightsReply& m);
 void decode(Reader& r, StatusRequest& m);
 void decode(Reader& r, StatusReply& m);
+void decode(Reader& r, TrainStartRequest& m);
+void decode(Reader& r, TrainStartReply& m);
+void decode(Reader& r, TrainStepRequest& m);
+void decode(Reader& r, TrainStepReply& m);
+void decode(Reader& r, TrainSaveRequest& m);
+void decode(Reader& r, TrainSaveReply& m);
 void decode(Reader& r, ErrorReply& m);
+
+// One TrainSample (layout above). The encoder throws ProtocolError for a sample the decoder
+// would refuse; the decoder's errors name the sample ("sample 12: ...") by `index`.
+void encode_train_sample(Writer& w, const TrainSample& sample);
+TrainSample decode_train_sample(Reader& r, std::size_t index);
 
 // The payload of a message, without the header.
 template <class M>

@@ -72,7 +72,8 @@ struct Server::Conn {
 
 // ---- setup ----
 
-Server::Server(ServerConfig config, std::unique_ptr<EvalBackend> backend) : config_(std::move(config)) {
+Server::Server(ServerConfig config, std::unique_ptr<EvalBackend> backend, std::unique_ptr<TrainBackend> train_backend)
+    : config_(std::move(config)) {
   if (config_.socket_path.empty()) throw std::runtime_error("pgmate-worker needs a Unix socket path");
   if (!config_.tcp.empty() && config_.token.empty())
     throw std::runtime_error("TCP needs a token (every TCP client must send it in HELLO)");
@@ -91,6 +92,9 @@ Server::Server(ServerConfig config, std::unique_ptr<EvalBackend> backend) : conf
   control_ = std::make_unique<ThreadPool>(1);
   perft_ = std::make_unique<PerftRunner>(*pool_, config_.gpu_allowed, &stopping_,
                                          [this](const std::string& what) { on_device_lost(what); });
+  training_ = std::make_unique<TrainSessions>(
+      std::move(train_backend), config_.max_train_sessions, &stopping_,
+      [this](const std::string& what) { on_device_lost(what); }, [this](const std::string& line) { log(line); });
   try {
     wake_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     if (wake_fd_ < 0) fail_errno("eventfd", errno);
@@ -231,6 +235,7 @@ void Server::release_resources() {
   if (batcher_) batcher_->stop();
   if (pool_) pool_->stop();
   if (control_) control_->stop();
+  if (training_) training_->stop();
   close_listeners();
   conns_.clear();
   connections_ = 0;
@@ -296,7 +301,8 @@ void Server::run() {
     line += "; device " + batcher_->device() + ", max batch " + std::to_string(config_.batcher.max_batch) +
             ", deadline " + std::to_string(config_.batcher.deadline.count()) + " us, " +
             std::to_string(config_.threads) + " perft threads, GPU perft: " +
-            (perft_->gpu_available() ? std::string("yes") : "no (" + perft_->gpu_info() + ")");
+            (perft_->gpu_available() ? std::string("yes") : "no (" + perft_->gpu_info() + ")") +
+            ", training: " + (training_->available() ? training_->device() : std::string("no"));
     log(line);
   }
 
@@ -622,6 +628,30 @@ void Server::dispatch(Conn& c, const FrameHeader& h, std::span<const std::uint8_
         if (!queued) fail(ErrorCode::kShuttingDown, "the worker is shutting down");
         return;
       }
+      case MessageType::kTrainStart: {
+        auto req = decode_payload<TrainStartRequest>(payload);
+        ++c.inflight;
+        training_->start(
+            cid, std::move(req), c.cancelled,
+            [this, cid, rid](TrainStartReply&& reply) { post(cid, encode_frame(rid, reply), true); }, fail);
+        return;
+      }
+      case MessageType::kTrainStep: {
+        auto req = decode_payload<TrainStepRequest>(payload);
+        ++c.inflight;
+        training_->step(
+            cid, std::move(req), c.cancelled,
+            [this, cid, rid](const TrainMetrics& m) { post(cid, encode_frame(rid, TrainStepReply{m}), true); }, fail);
+        return;
+      }
+      case MessageType::kTrainSave: {
+        const auto req = decode_payload<TrainSaveRequest>(payload);
+        ++c.inflight;
+        training_->save(
+            cid, req, config_.limits.max_payload_for(MessageType::kTrainSaveReply), c.cancelled,
+            [this, cid, rid](TrainSaveReply&& reply) { post(cid, encode_frame(rid, reply), true); }, fail);
+        return;
+      }
       default:
         return reply_error(c, rid, ErrorCode::kBadRequest,
                            "unexpected " + type_name(h.type) + " from a client (only requests are accepted)", false);
@@ -702,6 +732,7 @@ void Server::close_conn(std::uint64_t id) {
   it->second->cancelled->store(true);
   conns_.erase(it);
   --connections_;
+  training_->drop_connection(id);  // its training sessions go with it
 }
 
 void Server::shutdown_sequence() {
@@ -719,6 +750,7 @@ void Server::shutdown_sequence() {
   batcher_->stop();
   pool_->stop();
   control_->stop();
+  training_->stop();
   drain_completions();
   const auto deadline = Clock::now() + config_.shutdown_flush;
   for (;;) {
@@ -787,6 +819,9 @@ std::string Server::status_json(std::uint32_t database) const {
   field("max_batch", std::to_string(config_.batcher.max_batch));
   field("deadline_us", std::to_string(config_.batcher.deadline.count()));
   field("threads", std::to_string(config_.threads));
+  field("training", training_->available() ? json_string(training_->device()) : "null");
+  field("training_sessions", std::to_string(training_->sessions()));
+  field("training_steps", std::to_string(training_->steps()));
   field("socket", json_string(config_.socket_path));
   field("tcp", tcp_port_ ? json_string(tcp_display_) : "null");
   j += '}';

@@ -1,8 +1,9 @@
 // The pgmate-worker server: listens on a Unix socket (mode 0600) and optionally on TCP
 // (token required), reads framed requests from every connection in one poll() loop, and
 // hands the work to the batcher (EVALUATE, LEGAL_MOVES), the perft pool (PERFT,
-// CHECKERS_PERFT) or a control thread (LOAD_NETWORK, INIT_WEIGHTS). Replies come back to
-// the loop through a completion queue, so no worker thread ever blocks on a slow client.
+// CHECKERS_PERFT), a control thread (LOAD_NETWORK, INIT_WEIGHTS) or the training thread
+// (TRAIN_START, TRAIN_STEP, TRAIN_SAVE). Replies come back to the loop through a completion
+// queue, so no worker thread ever blocks on a slow client.
 #pragma once
 
 #include <atomic>
@@ -22,6 +23,8 @@
 #include "server/eval_backend.h"
 #include "server/perft_runner.h"
 #include "server/thread_pool.h"
+#include "server/train_backend.h"
+#include "server/train_sessions.h"
 
 namespace pgmate::worker {
 
@@ -35,6 +38,7 @@ struct ServerConfig {
   protocol::Limits limits;
   int max_connections = 4096;
   int max_inflight_per_connection = 64;            // requests read but not yet answered
+  int max_train_sessions = TrainSessions::kDefaultMaxSessions;  // open at once, all connections
   std::chrono::milliseconds hello_timeout{10000};  // TCP: HELLO must arrive within this
   std::chrono::milliseconds shutdown_flush{2000};  // time given to deliver the last replies
   std::function<void(const std::string&)> log;     // one line per event; null: silent
@@ -45,7 +49,9 @@ class Server {
   // Binds and listens (so clients may connect as soon as this returns). Throws
   // std::runtime_error when it cannot: another worker answers on the socket, the path
   // exists and is not a socket, bind fails, a TCP address without a token, ...
-  Server(ServerConfig config, std::unique_ptr<EvalBackend> backend);
+  // `train_backend` null: TRAIN_* requests are answered with kUnavailable.
+  Server(ServerConfig config, std::unique_ptr<EvalBackend> backend,
+         std::unique_ptr<TrainBackend> train_backend = nullptr);
   ~Server();
   Server(const Server&) = delete;
   Server& operator=(const Server&) = delete;
@@ -65,6 +71,7 @@ class Server {
   // `database` 0: every database's networks; else only that database's.
   std::string status_json(std::uint32_t database = 0) const;
   int connected_clients() const { return connections_.load(); }
+  int training_sessions() const { return training_ ? training_->sessions() : 0; }
   // True once the GPU failed for good (a dead CUDA context, from perft or a network
   // batch): the server then stops by itself, and the process should exit so that a fresh
   // one can use the GPU (pgmate-worker exits with status 3).
@@ -109,6 +116,7 @@ class Server {
   std::unique_ptr<ThreadPool> pool_;     // perft
   std::unique_ptr<ThreadPool> control_;  // network loads, weight initialisation
   std::unique_ptr<PerftRunner> perft_;
+  std::unique_ptr<TrainSessions> training_;
 
   int unix_fd_ = -1, tcp_fd_ = -1, wake_fd_ = -1;
   std::uint64_t socket_dev_ = 0, socket_ino_ = 0;  // the socket file we created

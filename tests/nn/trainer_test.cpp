@@ -345,6 +345,10 @@ TEST(Trainer, TotalLossWeighsTheParts) {
   EXPECT_EQ(m.kl, 0.0);
   EXPECT_EQ(m.positions, 4);
   EXPECT_GT(m.grad_norm, 0.0);
+  // evaluate() weighs its parts the same way (no KL without a reference).
+  const nn::EvalMetrics e = trainer.evaluate(batch);
+  EXPECT_NEAR(e.total_loss, e.policy_loss + 0.25 * e.value_loss, 1e-6);
+  EXPECT_EQ(e.kl_weight, 0.0);
 }
 
 // A weight-0 position has no influence: the step gives the same loss and weights as the
@@ -492,6 +496,9 @@ TEST(Trainer, KlTermAndAdaptiveWeight) {
   const auto m = other.step(batch);
   EXPECT_GT(m.kl, 1e-3);
   EXPECT_NEAR(m.total_loss, m.policy_loss + m.value_loss + 0.5 * m.kl, 1e-5);
+  const auto e = other.evaluate(batch);
+  EXPECT_EQ(e.kl_weight, 0.5);
+  EXPECT_NEAR(e.total_loss, e.policy_loss + e.value_loss + 0.5 * e.kl, 1e-5);
   // The KL pulls toward the reference: a step with a large KL weight lowers the KL more.
   nn::Trainer pulled(kTiny, weights, tiny_weights(10), options(R"({"kl_weight": 50, "kl_weight_max": 50, "dropout": 0, "lr": 0.01})"));
   nn::Trainer free(kTiny, weights, tiny_weights(10), options(R"({"kl_weight": 0, "dropout": 0, "lr": 0.01})"));

@@ -2,7 +2,9 @@
 // rejected with ProtocolError, never a crash.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
+#include <functional>
 #include <random>
 
 #include "checkers/fen.h"
@@ -22,6 +24,38 @@ using chess::parse_fen;
 const char* kKiwipete = "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1";
 
 bool same_board(const Board& a, const Board& b) { return chess::pack(a) == chess::pack(b); }
+
+// A training sample on a position with a promotion, an en-passant capture and castling.
+TrainSample train_sample(int history = 2, std::uint8_t repetitions = 1) {
+  const std::vector<std::string> fens = {"r3k2r/1P6/8/3pP3/8/8/8/R3K2R w KQkq d6 0 2",
+                                         "r3k2r/1P1p4/8/4P3/8/8/8/R3K2R b KQkq - 0 1", kKiwipete,
+                                         std::string(chess::kStartFen)};
+  TrainSample s;
+  for (int i = 0; i < history; ++i) s.history.push_back(parse_fen(fens[std::size_t(i)]));
+  s.repetitions = repetitions;
+  s.moves = {Move(49, 57, chess::kPromotion, chess::kQueen), Move(36, 43, chess::kEnPassant),
+             Move(4, 6, chess::kCastling), Move(49, 57, chess::kPromotion, chess::kKnight)};
+  s.policy = {0.5f, 0.25f, 0.125f, 0.125f};
+  s.wdl[0] = 0.5f;
+  s.wdl[1] = 0.3f;
+  s.wdl[2] = 0.2f;
+  s.weight = 0.75f;
+  return s;
+}
+
+Bytes encoded_sample(const TrainSample& s) {
+  Writer w;
+  encode_train_sample(w, s);
+  return std::move(w.bytes());
+}
+
+bool same_sample(const TrainSample& a, const TrainSample& b) {
+  if (a.history.size() != b.history.size()) return false;
+  for (std::size_t i = 0; i < a.history.size(); ++i)
+    if (!same_board(a.history[i], b.history[i])) return false;
+  return a.repetitions == b.repetitions && a.moves == b.moves && a.policy == b.policy && a.wdl[0] == b.wdl[0] &&
+         a.wdl[1] == b.wdl[1] && a.wdl[2] == b.wdl[2] && a.weight == b.weight;
+}
 
 NetworkKey key(std::int64_t id) {
   NetworkKey k;
@@ -68,6 +102,13 @@ std::vector<std::pair<MessageType, Bytes>> sample_frames() {
   add(InitWeightsReply{"bytes"});
   add(StatusRequest{16384});
   add(StatusReply{"{\"device\":\"cpu\"}"});
+  add(TrainStartRequest{"{\"blocks\":2}", "weights", std::string("reference"), "{\"lr\":0.1}", std::string("state")});
+  add(TrainStartRequest{"tiny", "weights", std::nullopt, "", std::nullopt});
+  add(TrainStartReply{3, 120, "cuda:0"});
+  add(TrainStepRequest{3, TrainMode::kStep, {train_sample(), train_sample(1, 0)}});
+  add(TrainStepReply{TrainMetrics{7, 1.5, 0.5, 0.01, 2.01, 0.25, 0.001, 3.5, 0.2, 2}});
+  add(TrainSaveRequest{3, kTrainSaveWeights | kTrainSaveClose});
+  add(TrainSaveReply{120, "weights", ""});
   add(ErrorReply{ErrorCode::kBadRequest, "nope"});
   return out;
 }
@@ -91,6 +132,12 @@ void decode_as(MessageType type, std::span<const std::uint8_t> payload) {
     case MessageType::kInitWeightsReply: decode_payload<InitWeightsReply>(payload); return;
     case MessageType::kStatus: decode_payload<StatusRequest>(payload); return;
     case MessageType::kStatusReply: decode_payload<StatusReply>(payload); return;
+    case MessageType::kTrainStart: decode_payload<TrainStartRequest>(payload); return;
+    case MessageType::kTrainStartReply: decode_payload<TrainStartReply>(payload); return;
+    case MessageType::kTrainStep: decode_payload<TrainStepRequest>(payload); return;
+    case MessageType::kTrainStepReply: decode_payload<TrainStepReply>(payload); return;
+    case MessageType::kTrainSave: decode_payload<TrainSaveRequest>(payload); return;
+    case MessageType::kTrainSaveReply: decode_payload<TrainSaveReply>(payload); return;
     case MessageType::kError: decode_payload<ErrorReply>(payload); return;
   }
   throw ProtocolError("unknown type");
@@ -182,7 +229,7 @@ TEST(WorkerProtocol, RoundTripsEveryMessage) {
 
 TEST(WorkerProtocol, WireLayoutIsLittleEndianAndFixed) {
   const Bytes f = encode_frame(0x01020304, PerftReply{0x1122334455667788ull});
-  const Bytes expected = {'P', 'G', 'M', 'W', 2, 0, 0x02, 0x80, 4, 3, 2, 1, 8, 0, 0, 0,
+  const Bytes expected = {'P', 'G', 'M', 'W', 3, 0, 0x02, 0x80, 4, 3, 2, 1, 8, 0, 0, 0,
                           0x88, 0x77, 0x66, 0x55, 0x44, 0x33, 0x22, 0x11};
   EXPECT_EQ(f, expected);
   // PERFT: 32-byte packed board, depth, device.
@@ -346,7 +393,7 @@ TEST(WorkerProtocol, RejectsBadHeaders) {
     EXPECT_NE(std::string(e.what()).find("magic"), std::string::npos) << e.what();
   }
 
-  for (std::uint8_t version : {1, 3}) {  // 1: the protocol before networks had keys
+  for (std::uint8_t version : {1, 2, 4}) {  // 1: before networks had keys; 2: before training sessions
     bad = good;
     bad[4] = version;
     try {
@@ -357,7 +404,7 @@ TEST(WorkerProtocol, RejectsBadHeaders) {
     }
   }
 
-  for (std::uint16_t type : {0, 9, 0x7FFF, 0x8000, 0x8009, 0xFFFE}) {
+  for (std::uint16_t type : {0, 12, 0x7FFF, 0x8000, 0x800C, 0xFFFE}) {
     bad = good;
     bad[6] = std::uint8_t(type);
     bad[7] = std::uint8_t(type >> 8);
@@ -386,6 +433,23 @@ TEST(WorkerProtocol, RejectsBadHeaders) {
   h.payload_length = 40u << 20;
   encode_header(h, hdr.data());
   EXPECT_THROW(decode_header(hdr, limits), ProtocolError);
+  // Weights plus optimizer state: TRAIN_START and TRAIN_SAVE_REPLY up to 256 MiB.
+  for (MessageType type : {MessageType::kTrainStart, MessageType::kTrainSaveReply}) {
+    h.type = type;
+    h.payload_length = 256u << 20;
+    encode_header(h, hdr.data());
+    EXPECT_NO_THROW(decode_header(hdr, limits)) << type_name(type);
+    h.payload_length = (256u << 20) + 1;
+    encode_header(h, hdr.data());
+    EXPECT_THROW(decode_header(hdr, limits), ProtocolError) << type_name(type);
+  }
+  for (MessageType type : {MessageType::kTrainStep, MessageType::kTrainSave, MessageType::kTrainStartReply}) {
+    h.type = type;
+    h.payload_length = 40u << 20;
+    encode_header(h, hdr.data());
+    EXPECT_THROW(decode_header(hdr, limits), ProtocolError) << type_name(type);
+  }
+  h.type = MessageType::kEvaluate;
   Limits small{1000, 2000};
   h.payload_length = 1001;
   encode_header(h, hdr.data());
@@ -533,6 +597,244 @@ TEST(WorkerProtocol, RejectsInvalidPackedBoards) {
   } catch (const ProtocolError& e) {
     EXPECT_NE(std::string(e.what()).find("input 0 board 1"), std::string::npos) << e.what();
   }
+}
+
+TEST(WorkerProtocol, TrainingMessagesRoundTrip) {
+  std::string blob(300000, '\0');
+  for (std::size_t i = 0; i < blob.size(); ++i) blob[i] = char(i * 13);
+  auto start = round_trip(TrainStartRequest{"tiny", blob, blob.substr(7), "{\"lr\":0.5}", blob.substr(11)});
+  EXPECT_EQ(start.config, "tiny");
+  EXPECT_EQ(start.weights, blob);
+  ASSERT_TRUE(start.reference);
+  EXPECT_EQ(*start.reference, blob.substr(7));
+  EXPECT_EQ(start.options, "{\"lr\":0.5}");
+  ASSERT_TRUE(start.state);
+  EXPECT_EQ(*start.state, blob.substr(11));
+  auto bare = round_trip(TrainStartRequest{"", "", std::nullopt, "", std::string()});
+  EXPECT_FALSE(bare.reference);
+  ASSERT_TRUE(bare.state);  // present, if empty
+  EXPECT_TRUE(bare.state->empty());
+  auto started = round_trip(TrainStartReply{0xFFFFFFFF, 1ll << 40, "cuda:0"});
+  EXPECT_EQ(started.session, 0xFFFFFFFFu);
+  EXPECT_EQ(started.steps_done, 1ll << 40);
+  EXPECT_EQ(started.device, "cuda:0");
+
+  std::vector<TrainSample> samples;
+  for (int h = 1; h <= kMaxHistory; ++h)
+    for (std::uint8_t r = 0; r <= kMaxRepetitions; ++r) samples.push_back(train_sample(h, r));
+  samples[3].weight = 0;  // no influence, but valid
+  samples[4].wdl[0] = 0;
+  samples[4].wdl[2] = 0;
+  samples[5].policy = {0, 0, 3, 0};  // need not sum to 1
+  for (TrainMode mode : {TrainMode::kStep, TrainMode::kEvaluate}) {
+    auto step = round_trip(TrainStepRequest{77, mode, samples});
+    EXPECT_EQ(step.session, 77u);
+    EXPECT_EQ(step.mode, mode);
+    ASSERT_EQ(step.samples.size(), samples.size());
+    for (std::size_t i = 0; i < samples.size(); ++i) EXPECT_TRUE(same_sample(step.samples[i], samples[i])) << i;
+  }
+  // Samples encoded once and sent as they are give the same frame.
+  std::vector<Bytes> encoded;
+  for (const auto& sample : samples) encoded.push_back(encoded_sample(sample));
+  std::vector<std::span<const std::uint8_t>> views(encoded.begin(), encoded.end());
+  EXPECT_EQ(encode_frame(5, EncodedTrainStepRequest{77, TrainMode::kEvaluate, views}),
+            encode_frame(5, TrainStepRequest{77, TrainMode::kEvaluate, samples}));
+  // And decode_train_sample reads one back.
+  Reader r(encoded[7], MessageType::kTrainStep);
+  EXPECT_TRUE(same_sample(decode_train_sample(r, 0), samples[7]));
+  EXPECT_EQ(r.remaining(), 0u);
+
+  const TrainMetrics metrics{-1, 1.0 / 3, 2.5e-300, 0, std::nan(""), 1, 1e-3, 0.125, 7, 8192};
+  const auto reply = round_trip(TrainStepReply{metrics}).metrics;
+  EXPECT_EQ(reply.step, -1);
+  EXPECT_EQ(reply.policy_loss, 1.0 / 3);
+  EXPECT_EQ(reply.value_loss, 2.5e-300);
+  EXPECT_TRUE(std::isnan(reply.total_loss));  // reported as it is
+  EXPECT_EQ(reply.grad_norm, 0.125);
+  EXPECT_EQ(reply.kl_weight, 7);
+  EXPECT_EQ(reply.positions, 8192u);
+  for (std::uint8_t flags = 0; flags < 8; ++flags) {
+    auto save = round_trip(TrainSaveRequest{9, flags});
+    EXPECT_EQ(save.session, 9u);
+    EXPECT_EQ(save.flags, flags);
+  }
+  auto saved = round_trip(TrainSaveReply{42, blob, blob.substr(1000)});
+  EXPECT_EQ(saved.steps_done, 42);
+  EXPECT_EQ(saved.weights, blob);
+  EXPECT_EQ(saved.state, blob.substr(1000));
+  EXPECT_EQ(type_name(MessageType::kTrainStep), "TRAIN_STEP");
+  EXPECT_EQ(type_name(MessageType::kTrainSaveReply), "TRAIN_SAVE_REPLY");
+  EXPECT_EQ(reply_type(MessageType::kTrainStart), MessageType::kTrainStartReply);
+}
+
+TEST(WorkerProtocol, TrainSampleWireLayout) {
+  TrainSample s;
+  s.history = {parse_fen(chess::kStartFen)};
+  s.repetitions = 2;
+  s.moves = {Move(12, 28)};
+  s.policy = {0.5f};
+  const Bytes b = encoded_sample(s);
+  ASSERT_EQ(b.size(), 2u + 32 + 2 + 6 + 16);
+  EXPECT_EQ(b[0], 1);
+  EXPECT_EQ(b[1], 2);
+  const auto packed = chess::pack(s.history[0]);
+  EXPECT_EQ(std::memcmp(b.data() + 2, packed.data(), 32), 0);
+  EXPECT_EQ(Bytes(b.begin() + 34, b.begin() + 38), (Bytes{1, 0, std::uint8_t(12 | (28 << 6)), std::uint8_t((12 | (28 << 6)) >> 8)}));
+  float floats[5];
+  std::memcpy(floats, b.data() + 38, 4);
+  std::memcpy(floats + 1, b.data() + 42, 16);
+  EXPECT_EQ(floats[0], 0.5f);
+  EXPECT_EQ(floats[1], 0.0f);  // the default target: a draw
+  EXPECT_EQ(floats[2], 1.0f);
+  EXPECT_EQ(floats[3], 0.0f);
+  EXPECT_EQ(floats[4], 1.0f);  // weight
+  // TRAIN_STEP: u32 session, u8 mode, u32 count, the samples; TRAIN_SAVE: u32 session, u8 flags.
+  const Bytes step = encode_payload(TrainStepRequest{0x01020304, TrainMode::kEvaluate, {s}});
+  EXPECT_EQ(Bytes(step.begin(), step.begin() + 9), (Bytes{4, 3, 2, 1, 1, 1, 0, 0, 0}));
+  EXPECT_EQ(Bytes(step.begin() + 9, step.end()), b);
+  EXPECT_EQ(encode_payload(TrainSaveRequest{2, kTrainSaveState}), (Bytes{2, 0, 0, 0, 2}));
+}
+
+TEST(WorkerProtocol, TrainingRejectsMalformedPayloadsNamingTheSample) {
+  const TrainSample good = train_sample(2, 1);  // 2 boards, 4 moves
+  const Bytes sample = encoded_sample(good);
+  constexpr std::size_t kMoves = 2 + 2 * 32;       // u16 n
+  constexpr std::size_t kFirstMove = kMoves + 2;   // u16 move, f32 probability
+  constexpr std::size_t kWdl = kFirstMove + 4 * 6;
+  constexpr std::size_t kWeight = kWdl + 12;
+  ASSERT_EQ(sample.size(), kWeight + 4);
+  // Sample 1 of a TRAIN_STEP with two, patched.
+  auto step_with = [&](const std::function<void(Bytes&)>& patch) {
+    Bytes second = sample;
+    patch(second);
+    Bytes p = encode_payload(TrainStepRequest{5, TrainMode::kStep, {good}});
+    p[5] = 2;
+    p.insert(p.end(), second.begin(), second.end());
+    return p;
+  };
+  auto set_byte = [](std::size_t at, std::uint8_t v) { return [=](Bytes& b) { b[at] = v; }; };
+  auto set_u16 = [](std::size_t at, std::uint16_t v) { return [=](Bytes& b) { std::memcpy(b.data() + at, &v, 2); }; };
+  auto set_f32 = [](std::size_t at, float v) { return [=](Bytes& b) { std::memcpy(b.data() + at, &v, 4); }; };
+  EXPECT_NO_THROW(decode_payload<TrainStepRequest>(step_with([](Bytes&) {})));
+  struct Case {
+    std::function<void(Bytes&)> patch;
+    const char* expect;
+  };
+  const float nan = std::nanf(""), inf = INFINITY;
+  const std::vector<Case> cases = {
+      {set_byte(0, 0), "a history count of 0"},
+      {set_byte(0, 5), "a history count of 5"},
+      {set_byte(1, 3), "a repetition count of 3"},
+      {set_byte(2 + 31, 1), "sample 1 board 0"},
+      {set_byte(2 + 32 + 31, 1), "sample 1 board 1"},
+      {set_u16(kMoves, 0), "0 target moves"},
+      {set_u16(kMoves, 257), "257 target moves"},
+      {set_f32(kFirstMove + 2, nan), "the probability of target move 0 (b7b8q) is nan"},
+      {set_f32(kFirstMove + 6 + 2, -0.5f), "the probability of target move 1 (e5d6) is -0.5"},
+      {[](Bytes& b) {
+         for (int k = 0; k < 4; ++k) std::memset(b.data() + kFirstMove + 6 * k + 2, 0, 4);
+       },
+       "the target move probabilities sum to 0"},
+      {set_f32(kWdl + 4, inf), "the WDL target (0.5, inf, 0.2) is not finite"},
+      {set_f32(kWdl, -0.5f), "the WDL target (-0.5, 0.3, 0.2)"},
+      {[](Bytes& b) { std::memset(b.data() + kWdl, 0, 12); }, "the WDL target (0, 0, 0) sums to 0"},
+      {set_f32(kWeight, nan), "the weight nan"},
+      {set_f32(kWeight, -1), "the weight -1"},
+  };
+  for (const Case& c : cases) {
+    try {
+      decode_payload<TrainStepRequest>(step_with(c.patch));
+      ADD_FAILURE() << "accepted; expected: " << c.expect;
+    } catch (const ProtocolError& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find("TRAIN_STEP payload"), std::string::npos) << what;
+      EXPECT_NE(what.find("sample 1"), std::string::npos) << what;
+      EXPECT_NE(what.find(c.expect), std::string::npos) << what;
+    }
+  }
+  // The request's own fields.
+  const Bytes one = encode_payload(TrainStepRequest{5, TrainMode::kStep, {good}});
+  auto expect_refused = [](const Bytes& p, const std::string& mention, auto decoder) {
+    try {
+      decoder(p);
+      ADD_FAILURE() << "accepted; expected: " << mention;
+    } catch (const ProtocolError& e) {
+      EXPECT_NE(std::string(e.what()).find(mention), std::string::npos) << e.what();
+    }
+  };
+  auto as_step = [](const Bytes& p) { decode_payload<TrainStepRequest>(p); };
+  Bytes p = one;
+  std::memset(p.data(), 0, 4);
+  expect_refused(p, "session 0", as_step);
+  p = one;
+  p[4] = 2;
+  expect_refused(p, "unknown mode 2", as_step);
+  for (std::uint32_t count : {0u, kMaxTrainSamples + 1, 0xFFFFFFFFu}) {
+    p = one;
+    std::memcpy(p.data() + 5, &count, 4);
+    expect_refused(p, "count " + std::to_string(count) + " out of range", as_step);
+  }
+  p = one;
+  const std::uint32_t many = 2000;  // within the limit, beyond the bytes
+  std::memcpy(p.data() + 5, &many, 4);
+  expect_refused(p, "count says 2000 samples", as_step);
+  p = one;
+  p[5] = 2;  // two samples claimed, one present
+  expect_refused(p, "count says 2 samples", as_step);
+  p = encode_payload(TrainStepRequest{5, TrainMode::kStep, {train_sample(4, 0)}});
+  p[5] = 2;  // the same, where one sample's bytes could hold two of the smallest
+  expect_refused(p, "truncated", as_step);
+
+  Bytes save = encode_payload(TrainSaveRequest{5, kTrainSaveWeights});
+  save[4] = 8;
+  expect_refused(save, "unknown flags 0x0008", [](const Bytes& b) { decode_payload<TrainSaveRequest>(b); });
+  Bytes start = encode_payload(TrainStartRequest{"", "", std::nullopt, "", std::nullopt});
+  start[8] = 2;  // has_reference
+  expect_refused(start, "has_reference 2", [](const Bytes& b) { decode_payload<TrainStartRequest>(b); });
+  start = encode_payload(TrainStartRequest{"", "", std::nullopt, "", std::nullopt});
+  start.back() = 7;  // has_state
+  expect_refused(start, "has_state 7", [](const Bytes& b) { decode_payload<TrainStartRequest>(b); });
+  Bytes started = encode_payload(TrainStartReply{1, 0, "cpu"});
+  std::memset(started.data(), 0, 4);
+  expect_refused(started, "session 0", [](const Bytes& b) { decode_payload<TrainStartReply>(b); });
+
+  // Encoders refuse what the decoders would refuse.
+  auto refused = [](TrainSample s) {
+    Writer w;
+    EXPECT_THROW(encode_train_sample(w, s), ProtocolError);
+  };
+  TrainSample bad = good;
+  bad.history.clear();
+  refused(bad);
+  bad = good;
+  bad.history.resize(5, good.history[0]);
+  refused(bad);
+  bad = good;
+  bad.repetitions = 3;
+  refused(bad);
+  bad = good;
+  bad.moves.clear();
+  bad.policy.clear();
+  refused(bad);
+  bad = good;
+  bad.policy.pop_back();
+  refused(bad);
+  bad = good;
+  bad.policy[2] = -1;
+  refused(bad);
+  bad = good;
+  bad.wdl[1] = nan;
+  refused(bad);
+  bad = good;
+  bad.weight = inf;
+  refused(bad);
+  EXPECT_THROW(encode_payload(TrainStepRequest{5, TrainMode::kStep, {}}), ProtocolError);
+  EXPECT_THROW(encode_payload(TrainStepRequest{0, TrainMode::kStep, {good}}), ProtocolError);
+  EXPECT_THROW(encode_payload(TrainStepRequest{5, TrainMode(2), {good}}), ProtocolError);
+  EXPECT_THROW(encode_payload(TrainStepRequest{5, TrainMode::kStep, std::vector<TrainSample>(kMaxTrainSamples + 1, good)}),
+               ProtocolError);
+  EXPECT_THROW(encode_payload(TrainSaveRequest{5, 8}), ProtocolError);
+  EXPECT_THROW(encode_payload(TrainSaveRequest{0, 0}), ProtocolError);
 }
 
 TEST(WorkerProtocol, FuzzNeverCrashes) {
