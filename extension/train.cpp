@@ -18,7 +18,9 @@
 #include "worker_link.h"
 
 extern "C" {
+#include "access/htup_details.h"
 #include "access/xact.h"
+#include "funcapi.h"
 #include "executor/spi.h"
 }
 
@@ -121,7 +123,7 @@ class SqlTrainingStore : public worker::TrainingStore {
 
   static std::string fixed(double v, int decimals) {
     char text[64];
-    std::snprintf(text, sizeof text, "%.*f", decimals, v);
+    snprintf(text, sizeof text, "%.*f", decimals, v);
     return text;
   }
 
@@ -129,6 +131,19 @@ class SqlTrainingStore : public worker::TrainingStore {
   std::int64_t run_, steps_;
   bool commit_;
 };
+
+// A procedure's output arguments come back as a record, even a single one.
+Datum new_network_result(FunctionCallInfo fcinfo, std::optional<std::int64_t> id) {
+  return pg::pg_call([&] {
+    TupleDesc desc;
+    if (get_call_result_type(fcinfo, nullptr, &desc) != TYPEFUNC_COMPOSITE)
+      ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED), errmsg("a record is returned here")));
+    desc = BlessTupleDesc(desc);
+    Datum values[1] = {Int64GetDatum(id.value_or(0))};
+    bool nulls[1] = {!id};
+    return HeapTupleGetDatum(heap_form_tuple(desc, values, nulls));
+  });
+}
 
 }  // namespace
 
@@ -244,7 +259,7 @@ PGMATE_FUNCTION(train_procedure) {
                               static_cast<long long>(steps))));
     });
     pg::pg_call([] { SPI_finish(); });
-    PG_RETURN_NULL();
+    return new_network_result(fcinfo, std::nullopt);
   }
   execute("SELECT pgmate.training_finish($1, $2, $3, $4)", {INT8OID, TEXTOID, BYTEAOID, BYTEAOID},
           {Int64GetDatum(run), pg::text_datum(name), bytea_datum(result.weights), bytea_datum(result.state)});
@@ -259,7 +274,7 @@ PGMATE_FUNCTION(train_procedure) {
                             static_cast<long long>(new_network))));
   });
   pg::pg_call([] { SPI_finish(); });
-  PG_RETURN_INT64(new_network);
+  return new_network_result(fcinfo, new_network);
 }
 
 // pgmate.training_chart(network bigint, width int, height int) RETURNS text: the SVG of the

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "chess/notation.h"
 #include "datum.h"
 #include "networks.h"
 #include "procedure.h"

@@ -213,9 +213,9 @@ bool TrainingRows::next(TrainingRow& out) {
   double total = 0;
   for (std::size_t k = 0; k < moves.size(); ++k) {
     const chess::Move want = chess::board_free(moves[k]);
-    const chess::Move* at = std::find_if(legal.moves, legal.moves + legal.count,
+    const chess::Move* at = std::find_if(legal.moves, legal.moves + legal.size,
                                          [&](chess::Move m) { return chess::board_free(m) == want; });
-    if (at == legal.moves + legal.count)
+    if (at == legal.moves + legal.size)
       bad_row("the target move " + chess::to_uci(want) + " is not legal in " + chess::to_fen(s.history.front()));
     if (!(probs[k] >= 0) || !std::isfinite(probs[k]))
       bad_row("the policy value for " + chess::to_uci(want) + " must be a number >= 0");

@@ -155,7 +155,7 @@ CREATE FUNCTION pgmate.training_finish(run bigint, name text, weights bytea, sta
   BEGIN
     SELECT * INTO STRICT r FROM pgmate.training_runs WHERE id = run;
     INSERT INTO pgmate.networks (name, parent_id, config, weights, training)
-    SELECT name, n.id, n.config, weights,
+    SELECT training_finish.name, n.id, n.config, training_finish.weights,
            jsonb_build_object('run', r.id, 'data', r.data, 'steps', r.steps, 'samples', r.samples,
                               'data_sha256', r.data_sha256, 'settings', r.settings)
     FROM pgmate.networks n WHERE n.id = r.network_id

@@ -39,37 +39,26 @@ TrainingSettings parse_training_settings(std::int64_t steps, const std::string& 
     throw std::invalid_argument("steps must be between 1 and 2^40, not " + std::to_string(steps));
   s.steps = steps;
   std::string trainer = "{";
-  bool total_steps_given = false, seen[7] = {};
-  const auto once = [&](int k, const std::string& key) {
-    if (seen[k]) throw std::invalid_argument(std::string(kWhat) + ": \"" + key + "\" given twice");
-    seen[k] = true;
-  };
+  bool total_steps_given = false;  // (parse_flat_json refuses repeated keys)
   for (const FlatJsonField& f : parse_flat_json(options_json, kWhat)) {
     const auto text = [&] {
       if (!f.quoted) throw std::invalid_argument(std::string(kWhat) + ": \"" + f.key + "\" must be a string");
       return f.value;
     };
     if (f.key == "batch") {
-      once(0, f.key);
       s.batch = int(flat_json_int(f, 1, protocol::kMaxTrainSamples, kWhat));
     } else if (f.key == "log_every") {
-      once(1, f.key);
       s.log_every = int(flat_json_int(f, 1, 1 << 30, kWhat));
     } else if (f.key == "checkpoint_every") {
-      once(2, f.key);
       s.checkpoint_every = int(flat_json_int(f, 1, 1 << 30, kWhat));
     } else if (f.key == "holdout") {
-      once(3, f.key);
       s.holdout = text();
     } else if (f.key == "holdout_limit") {
-      once(4, f.key);
       s.holdout_limit = int(flat_json_int(f, 1, 1 << 24, kWhat));
     } else if (f.key == "name") {
-      once(5, f.key);
       s.name = text();
       if (s.name.empty()) throw std::invalid_argument(std::string(kWhat) + ": \"name\" must not be empty");
     } else if (f.key == "pause_after") {
-      once(6, f.key);
       s.pause_after = flat_json_int(f, 0, std::int64_t{1} << 40, kWhat);
     } else {
       if (f.key == "total_steps") total_steps_given = true;
@@ -80,7 +69,7 @@ TrainingSettings parse_training_settings(std::int64_t steps, const std::string& 
   // The run's length is the schedule's unless the options say otherwise (cosine needs one).
   if (!total_steps_given) trainer += std::string(trainer.size() > 1 ? ", " : "") + "\"total_steps\": " + std::to_string(steps);
   trainer += "}";
-  s.trainer = nn::parse_train_options(trainer);  // repeated trainer keys are refused there
+  s.trainer = nn::parse_train_options(trainer);
   if (s.checkpoint_every % s.log_every != 0)
     throw std::invalid_argument(std::string(kWhat) + ": \"checkpoint_every\" (" + std::to_string(s.checkpoint_every) +
                                 ") must be a multiple of \"log_every\" (" + std::to_string(s.log_every) + ")");
@@ -224,12 +213,9 @@ TrainingResult run_training(WorkerClient& client, const TrainingJob& job, Traini
     store.poll();
     const auto batch = job.data->batch(step, s.batch, seed);
     const auto started = std::chrono::steady_clock::now();
-    protocol::TrainMetrics m;
-    try {
-      m = client.train_step(session, batch, false);
-    } catch (const WorkerError& e) {  // e.g. a loss that is no longer finite
-      throw WorkerError("training step " + std::to_string(step + 1) + " of " + std::to_string(s.steps) + ": " + e.what());
-    }
+    // A refused step (a loss that is no longer finite, ...) ends the run: the worker's
+    // message names the step.
+    const protocol::TrainMetrics m = client.train_step(session, batch, false);
     seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     ++step;
     const double k = double(m.positions);

@@ -113,7 +113,7 @@ TEST(TrainingSettings, BadOptionsAreRefusedNamingTheKey) {
   EXPECT_NE(message(10, R"({"lr": -1})").find("lr"), std::string::npos);
   EXPECT_NE(message(10, R"({"speed": 1})").find("speed"), std::string::npos);
   EXPECT_NE(message(10, R"({"name": 5})").find("name"), std::string::npos);
-  EXPECT_NE(message(10, R"({"batch": 8, "batch": 9})").find("twice"), std::string::npos);
+  EXPECT_NE(message(10, R"({"batch": 8, "batch": 9})").find("repeated"), std::string::npos);
   EXPECT_NE(message(10, R"({"schedule": "cosine", "warmup_steps": 20})").find("total_steps"), std::string::npos);
   EXPECT_NE(message(0, "{}").find("steps"), std::string::npos);
 }
