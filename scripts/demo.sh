@@ -114,7 +114,7 @@ if [ -x /usr/games/stockfish ] && [ "$(psql -X -q -A -t -d pgmate -c "SELECT pgm
   corpus="FROM pgmate.game_targets WHERE game_id IN (SELECT g.id FROM pgmate.games g JOIN pgmate.matches m ON m.id = g.match_id WHERE m.name = 'demo-corpus')"
   train="SELECT board, history, repetitions, played, z $corpus AND hashint8(game_id) % 10 <> 0"
   holdout="SELECT board, history, repetitions, played, z $corpus AND hashint8(game_id) % 10 = 0"
-  tiny=$(psql -X -q -A -t -d pgmate -c "SELECT pgmate.init_network('demo-tiny', '\"tiny\"', seed => 1)")
+  tiny=$(psql -X -q -A -t -d pgmate -c "SELECT pgmate.init_network('demo-tiny', '{\"preset\": \"tiny\"}', seed => 1)")
   sql "SELECT positions, round(100 * top1::numeric, 1) AS top1_percent, round(policy_cross_entropy::numeric, 3) AS policy_ce FROM pgmate.network_accuracy($tiny, '${holdout//\'/\'\'}');   -- before: random"
   say "pgmate train --network $tiny --steps 400 --batch 128 --lr 0.003 --option optimizer=adamw --holdout ... --data ..."
   "$pgmate" train --db "dbname=pgmate" --network "$tiny" --data "$train" --holdout "$holdout" --steps 400 --batch 128 \

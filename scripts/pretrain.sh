@@ -8,18 +8,18 @@
 #
 #   scripts/pretrain.sh [PGMATE]
 #
-# Settings (environment): PRETRAIN_GAMES (corpus games, 400), PRETRAIN_NODES (Stockfish
+# Settings (environment): PRETRAIN_GAMES (corpus games, 1000), PRETRAIN_NODES (Stockfish
 # nodes a move, 1000), PRETRAIN_NETWORK (a network configuration or preset, "tiny"),
-# PRETRAIN_STEPS (3000), PRETRAIN_BATCH (256), PRETRAIN_LR (0.002), PRETRAIN_SIMULATIONS (64),
+# PRETRAIN_STEPS (2500), PRETRAIN_BATCH (256), PRETRAIN_LR (0.002), PRETRAIN_SIMULATIONS (64),
 # PRETRAIN_MATCH_GAMES (40).
 set -euo pipefail
 pgmate=${1:-build/bin/pgmate}
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
-games=${PRETRAIN_GAMES:-400}
+games=${PRETRAIN_GAMES:-1000}
 nodes=${PRETRAIN_NODES:-1000}
 network=${PRETRAIN_NETWORK:-tiny}
-steps=${PRETRAIN_STEPS:-3000}
+steps=${PRETRAIN_STEPS:-2500}
 batch=${PRETRAIN_BATCH:-256}
 lr=${PRETRAIN_LR:-0.002}
 simulations=${PRETRAIN_SIMULATIONS:-64}
@@ -52,15 +52,15 @@ train="SELECT board, history, repetitions, played, z FROM pgmate.game_targets WH
 holdout="SELECT board, history, repetitions, played, z FROM pgmate.game_targets WHERE hashint8(game_id) % 10 = 0"
 case $network in
   \{*) config=$network ;;
-  *) config="\"$network\"" ;;
+  *) config="{\"preset\": \"$network\"}" ;;
 esac
 net=$(q "SELECT pgmate.init_network('pretrain $network', '$config'::jsonb, seed => 1)")
 
 say "train: network $net ($network), $steps steps of $batch on the CPU"
 "$pgmate" train --db "dbname=$db" --network "$net" --data "$train" --holdout "$holdout" --steps "$steps" \
   --batch "$batch" --lr "$lr" --name "pretrained $network" \
-  --option optimizer=adamw --option schedule=cosine --option warmup_steps=100 --option log_every=100 \
-  --option checkpoint_every=500 --option weight_decay=0.0001 --option holdout_limit=8192
+  --option optimizer=adamw --option schedule=cosine --option warmup_steps=100 --option log_every=250 \
+  --option checkpoint_every=500 --option weight_decay=0.0001 --option holdout_limit=4096
 trained=$(q "SELECT new_network FROM pgmate.training_runs WHERE network_id = $net AND status = 'finished'")
 [ -n "$trained" ] || { echo "pretrain: training did not finish" >&2; exit 1; }
 

@@ -97,6 +97,28 @@ check "worker killed: same weights as the CLI's whole run" \
   "$(q "SELECT a.weights_sha256 = b.weights_sha256 FROM pgmate.networks a, pgmate.training_runs r
         JOIN pgmate.networks b ON b.id = r.new_network WHERE a.id = $whole AND r.id = $sql_run")" t
 
+# ---- pg_dump and pg_restore: networks with their lineage, runs, checkpoints and logs
+# (pg_dump warns about the self-reference of pgmate.networks.parent_id: the data of one
+# table is one COPY, whose foreign-key checks run at its end, so the order does not matter)
+summary="SELECT (SELECT string_agg(id || ':' || coalesce(parent_id::text, '-') || ':' || encode(weights_sha256, 'hex'), ','
+                   ORDER BY id) FROM pgmate.networks),
+                (SELECT string_agg(id || status || coalesce(new_network::text, '-'), ',' ORDER BY id) FROM pgmate.training_runs),
+                (SELECT string_agg(run_id || ':' || step || ':' || md5(state), ',' ORDER BY run_id) FROM pgmate.training_checkpoints),
+                (SELECT count(*) || ':' || sum(policy_loss) FROM pgmate.training_log)"
+restore_db="${DB}_restored"
+pg_dump -Fc -f "$TMP/dump" "$DB" 2>"$TMP/dump.err"
+check "dump: exit" "$?" 0
+dropdb --if-exists "$restore_db" 2>/dev/null
+createdb "$restore_db"
+pg_restore -d "$restore_db" "$TMP/dump" 2>"$TMP/restore.err"
+check "restore: exit" "$?" 0
+check "restore: same networks, runs, checkpoints and log" \
+  "$(psql -X -q -A -t -d "$restore_db" -c "$summary")" "$(q "$summary")"
+check "restore: the restored networks load" \
+  "$(psql -X -q -A -t -d "$restore_db" -c "SELECT count(*) FROM pgmate.networks n,
+     LATERAL evaluate(ARRAY['startpos'::board], n.id) e")" "$(q "SELECT count(*) FROM pgmate.networks")"
+dropdb "$restore_db"
+
 # ---- bad usage: exit 2 and a message naming the problem; nothing stored
 runs=$(q "SELECT count(*) FROM pgmate.training_runs")
 out=$("$PGMATE" train --db "$db" --data "$data" 2>&1)
