@@ -54,12 +54,12 @@ SET client_min_messages = warning;
 CALL pgmate.train(:net, 'SELECT board, history, repetitions, played, z, weight FROM train_rows WHERE NOT held_out', 40,
                   '{"batch": 16, "log_every": 10, "checkpoint_every": 20, "optimizer": "adamw", "lr": 0.003,
                     "holdout": "SELECT board, history, repetitions, played, z FROM train_rows WHERE held_out",
-                    "name": "trained"}');
+                    "name": "trained"}') \gset
 RESET client_min_messages;
-SELECT id AS trained, parent_id = :net AS child_of_net, name, training->'steps' AS steps,
+SELECT :new_network AS trained, parent_id = :net AS child_of_net, name, training->'steps' AS steps,
        training->'samples' AS samples, training->'settings'->'batch' AS batch,
        training->>'data' LIKE '%NOT held_out' AS data_query
-  FROM pgmate.networks WHERE id = (SELECT max(id) FROM pgmate.networks) \gset
+  FROM pgmate.networks WHERE id = :new_network \gset
 SELECT :'child_of_net' AS child_of_net, :'name' AS name, :'steps' AS steps, :'samples' AS samples, :'batch' AS batch,
        :'data_query' AS data_query;
 SELECT status, steps_done, new_network = :trained AS new_network, samples, length(data_sha256) AS sha_length
@@ -93,11 +93,11 @@ SELECT status, steps_done, new_network IS NULL AS no_network_yet FROM pgmate.tra
 CALL pgmate.train(:net, 'SELECT board, history, repetitions, played, z, weight FROM train_rows WHERE NOT held_out', 40,
                   '{"batch": 16, "log_every": 10, "checkpoint_every": 20, "optimizer": "adamw", "lr": 0.003,
                     "holdout": "SELECT board, history, repetitions, played, z FROM train_rows WHERE held_out",
-                    "name": "resumed"}');
+                    "name": "resumed"}') \gset
 RESET client_min_messages;
 SELECT count(*) AS runs, max(id) = :paused_run AS same_run FROM pgmate.training_runs;
 SELECT a.weights_sha256 = b.weights_sha256 AS same_weights, b.name
-  FROM pgmate.networks a, pgmate.networks b WHERE a.id = :trained AND b.id = (SELECT max(id) FROM pgmate.networks);
+  FROM pgmate.networks a, pgmate.networks b WHERE a.id = :trained AND b.id = :new_network;
 SELECT count(*) AS log_rows, bool_and(a.policy_loss IS NOT DISTINCT FROM b.policy_loss) AS same_losses,
        bool_and(a.holdout_top1 = b.holdout_top1) AS same_holdout
   FROM pgmate.training_log a JOIN pgmate.training_log b USING (step)
