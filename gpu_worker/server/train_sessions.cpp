@@ -146,6 +146,24 @@ void TrainSessions::start(std::uint64_t conn, protocol::TrainStartRequest reques
   }
 }
 
+namespace {
+
+// The fields a step's and an evaluation's metrics share, as the reply carries them.
+template <class Metrics>
+protocol::TrainMetrics shared_metrics(const Metrics& m) {
+  protocol::TrainMetrics out;
+  out.policy_loss = m.policy_loss;
+  out.value_loss = m.value_loss;
+  out.kl = m.kl;
+  out.total_loss = m.total_loss;
+  out.accuracy = m.accuracy;
+  out.kl_weight = m.kl_weight;
+  out.positions = std::uint32_t(m.positions);
+  return out;
+}
+
+}  // namespace
+
 void TrainSessions::step(std::uint64_t conn, protocol::TrainStepRequest request, CancelFlag cancelled,
                          std::function<void(const protocol::TrainMetrics&)> done, ErrorFn fail) {
   if (!backend_) return fail(ErrorCode::kUnavailable, "this worker has no training backend");
@@ -161,27 +179,14 @@ void TrainSessions::step(std::uint64_t conn, protocol::TrainStepRequest request,
           const nn::TrainBatch batch = make_train_batch(req->samples);
           if (req->mode == protocol::TrainMode::kStep) {
             const nn::StepMetrics m = session->trainer->step(batch);
+            out = shared_metrics(m);
             out.step = m.step;
-            out.policy_loss = m.policy_loss;
-            out.value_loss = m.value_loss;
-            out.kl = m.kl;
-            out.total_loss = m.total_loss;
-            out.accuracy = m.accuracy;
             out.lr = m.lr;
             out.grad_norm = m.grad_norm;
-            out.kl_weight = m.kl_weight;
-            out.positions = std::uint32_t(m.positions);
             ++steps_;
           } else {
-            const nn::EvalMetrics m = session->trainer->evaluate(batch);
+            out = shared_metrics(session->trainer->evaluate(batch));
             out.step = -1;
-            out.policy_loss = m.policy_loss;
-            out.value_loss = m.value_loss;
-            out.kl = m.kl;
-            out.total_loss = m.total_loss;
-            out.accuracy = m.accuracy;
-            out.kl_weight = m.kl_weight;
-            out.positions = std::uint32_t(m.positions);
           }
         });
         if (ok) done(out);
