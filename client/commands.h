@@ -15,6 +15,8 @@ int play_command(const std::vector<std::string>& args);
 int arena_command(const std::vector<std::string>& args);
 int uci_command(const std::vector<std::string>& args);
 int train_command(const std::vector<std::string>& args);
+int learn_command(const std::vector<std::string>& args);
+int report_command(const std::vector<std::string>& args);
 
 extern const char* const kPerftUsage;
 extern const char* const kMovesUsage;
@@ -29,5 +31,9 @@ inline constexpr const char* kImportUsage =
 inline constexpr const char* kTrainUsage =
     "pgmate train [--db CONNINFO] --network ID --data QUERY [--holdout QUERY] [--steps N] [--batch B]\n"
     "             [--lr X] [--name NAME] [--option KEY=VALUE ...] [--worker ADDRESS]";
+inline constexpr const char* kLearnUsage =
+    "pgmate learn [--db CONNINFO] --run NAME --iterations N [--network ID] [--option KEY=VALUE ...]\n"
+    "             (the options: SELECT name, description FROM pgmate.learning_options)";
+inline constexpr const char* kReportUsage = "pgmate report [--db CONNINFO] --run NAME --out FILE.html";
 
 }  // namespace pgmate::cli

@@ -1,4 +1,5 @@
-// pgmate: the command-line front end (perft, moves, import, selfplay, play, arena, uci, train).
+// pgmate: the command-line front end (perft, moves, import, selfplay, play, arena, uci, train,
+// learn, report).
 #include <cstring>
 #include <iostream>
 
@@ -19,6 +20,8 @@ void print_help(std::ostream& out) {
       << "  " << pgmate::cli::kArenaUsage << "\n"
       << "  " << pgmate::cli::kUciUsage << "\n"
       << "  " << pgmate::cli::kTrainUsage << "\n"
+      << "  " << pgmate::cli::kLearnUsage << "\n"
+      << "  " << pgmate::cli::kReportUsage << "\n"
 #ifndef PGMATE_HAVE_PQXX
       << "\nThis pgmate was built without libpqxx: import and selfplay --db are not available.\n"
 #endif
@@ -43,7 +46,8 @@ int main(int argc, char** argv) {
   const Command commands[] = {{"perft", kPerftUsage, perft_command},          {"moves", kMovesUsage, moves_command},
                               {"import", kImportUsage, import_command},       {"selfplay", kSelfplayUsage, selfplay_command},
                               {"play", kPlayUsage, play_command},             {"arena", kArenaUsage, arena_command},
-                              {"uci", kUciUsage, uci_command},                {"train", kTrainUsage, train_command}};
+                              {"uci", kUciUsage, uci_command},                {"train", kTrainUsage, train_command},
+                              {"learn", kLearnUsage, learn_command},          {"report", kReportUsage, report_command}};
   const Command* found = nullptr;
   for (const Command& c : commands)
     if (command == c.name) found = &c;

@@ -15,6 +15,14 @@ int train_command(const std::vector<std::string>&) {
   throw NotBuiltIn("pgmate train reads its rows from PostgreSQL; install libpqxx (pkg-config libpqxx) and build again to use it");
 }
 
+int learn_command(const std::vector<std::string>&) {
+  throw NotBuiltIn("pgmate learn runs CALL pgmate.learn in PostgreSQL; install libpqxx (pkg-config libpqxx) and build again to use it");
+}
+
+int report_command(const std::vector<std::string>&) {
+  throw NotBuiltIn("pgmate report reads a learning run from PostgreSQL; install libpqxx (pkg-config libpqxx) and build again to use it");
+}
+
 std::unique_ptr<SelfplayStore> open_selfplay_store(const std::string&) {
   throw NotBuiltIn(
       "selfplay --db needs PostgreSQL; use --pgn FILE to write the games to a file, or install libpqxx "

@@ -217,7 +217,18 @@ int train_command(const std::vector<std::string>& args) {
   worker::TrainingJob job;
   job.config_json = config;
   job.weights = weights;
-  if (settings.trainer.kl_weight > 0) job.reference_weights = weights;  // KL against the starting network
+  // KL against the starting network, or the one named.
+  if (settings.trainer.kl_weight > 0) {
+    job.reference_weights = weights;
+    if (settings.kl_reference != 0)
+      with_db_errors([&] {
+        pqxx::nontransaction tx(*conn);
+        const pqxx::result r = tx.exec_params("SELECT weights FROM pgmate.networks WHERE id = $1", settings.kl_reference);
+        if (r.empty())
+          throw UsageError("kl_reference: network " + std::to_string(settings.kl_reference) + " not found in pgmate.networks");
+        job.reference_weights = pqxx::binarystring(r[0][0]).str();
+      });
+  }
   job.settings = settings;
   job.data = &samples;
   job.holdout = holdout ? &*holdout : nullptr;

@@ -229,7 +229,9 @@ PGMATE_FUNCTION(train_procedure) {
   worker::TrainingJob job;
   job.config_json = parent.config;
   job.weights = parent.weights;
-  if (settings.trainer.kl_weight > 0) job.reference_weights = parent.weights;  // KL against the starting network
+  // KL against the starting network, or the one named.
+  if (settings.trainer.kl_weight > 0)
+    job.reference_weights = settings.kl_reference != 0 ? pg::read_network(settings.kl_reference).weights : parent.weights;
   job.settings = settings;
   job.data = &samples;
   job.holdout = holdout ? &*holdout : nullptr;

@@ -12,8 +12,11 @@ packages=(
   polyglot                          # UCI-to-xboard adapter: drives pgmate uci in a test
   gnuchess-book                     # a real Polyglot book: the key tests read it
   pgn-extract                       # eco.pgn: named opening lines
+  postgresql-15-cron                # pg_cron: the learning loop as a scheduled job (its test)
 )
-torch_packages=(libtorch-dev libopenblas0-pthread)  # without recommends; OpenBLAS for fast CPU maths
+# Without recommends: LibTorch, OpenBLAS for fast CPU maths, and headless Chromium, which
+# opens the learning report in a test.
+torch_packages=(libtorch-dev libopenblas0-pthread chromium)
 
 missing=()
 for p in "${packages[@]}" "${torch_packages[@]}"; do

@@ -21,7 +21,9 @@ CREATE TEMP TABLE fresh_acls AS
 CREATE TEMP TABLE fresh_checks AS
   SELECT conname, pg_get_constraintdef(oid) AS definition FROM pg_constraint
   WHERE conrelid IN ('pgmate.selfplay_positions'::regclass, 'pgmate.games'::regclass, 'pgmate.matches'::regclass,
-                    'pgmate.training_runs'::regclass, 'pgmate.training_checkpoints'::regclass)
+                    'pgmate.training_runs'::regclass, 'pgmate.training_checkpoints'::regclass,
+                    'pgmate.learning_runs'::regclass, 'pgmate.learning_iterations'::regclass,
+                    'pgmate.learning_exclusions'::regclass)
     AND contype IN ('c', 'f', 'u');
 CREATE TEMP TABLE fresh_columns AS
   SELECT attrelid::regclass::text AS relation, attnum, attname, atttypid::regtype::text AS type, attgenerated,
@@ -29,7 +31,9 @@ CREATE TEMP TABLE fresh_columns AS
   FROM pg_attribute LEFT JOIN pg_attrdef ON adrelid = attrelid AND adnum = attnum
   WHERE attrelid IN ('pgmate.networks'::regclass, 'pgmate.selfplay_positions'::regclass,
                      'pgmate.training_targets'::regclass, 'pgmate.games'::regclass, 'pgmate.matches'::regclass,
-                     'pgmate.match_results'::regclass, 'pgmate.training_log'::regclass)
+                     'pgmate.match_results'::regclass, 'pgmate.training_log'::regclass,
+                     'pgmate.learning_runs'::regclass, 'pgmate.learning_iterations'::regclass,
+                     'pgmate.learning_log'::regclass, 'pgmate.learning_options'::regclass)
     AND attnum > 0 AND NOT attisdropped;
 
 SET client_min_messages = warning;
@@ -71,7 +75,9 @@ SELECT 'fresh' AS install, * FROM (TABLE fresh_columns EXCEPT
   FROM pg_attribute LEFT JOIN pg_attrdef ON adrelid = attrelid AND adnum = attnum
   WHERE attrelid IN ('pgmate.networks'::regclass, 'pgmate.selfplay_positions'::regclass,
                      'pgmate.training_targets'::regclass, 'pgmate.games'::regclass, 'pgmate.matches'::regclass,
-                     'pgmate.match_results'::regclass, 'pgmate.training_log'::regclass)
+                     'pgmate.match_results'::regclass, 'pgmate.training_log'::regclass,
+                     'pgmate.learning_runs'::regclass, 'pgmate.learning_iterations'::regclass,
+                     'pgmate.learning_log'::regclass, 'pgmate.learning_options'::regclass)
     AND attnum > 0 AND NOT attisdropped) f
 UNION ALL
 SELECT 'upgraded', * FROM (
@@ -79,12 +85,16 @@ SELECT 'upgraded', * FROM (
   FROM pg_attribute LEFT JOIN pg_attrdef ON adrelid = attrelid AND adnum = attnum
   WHERE attrelid IN ('pgmate.networks'::regclass, 'pgmate.selfplay_positions'::regclass,
                      'pgmate.training_targets'::regclass, 'pgmate.games'::regclass, 'pgmate.matches'::regclass,
-                     'pgmate.match_results'::regclass, 'pgmate.training_log'::regclass)
+                     'pgmate.match_results'::regclass, 'pgmate.training_log'::regclass,
+                     'pgmate.learning_runs'::regclass, 'pgmate.learning_iterations'::regclass,
+                     'pgmate.learning_log'::regclass, 'pgmate.learning_options'::regclass)
     AND attnum > 0 AND NOT attisdropped
   EXCEPT TABLE fresh_columns) u;
 SELECT conname, pg_get_constraintdef(oid) = f.definition AS as_fresh FROM pg_constraint JOIN fresh_checks f USING (conname)
   WHERE conrelid IN ('pgmate.selfplay_positions'::regclass, 'pgmate.games'::regclass, 'pgmate.matches'::regclass,
-                    'pgmate.training_runs'::regclass, 'pgmate.training_checkpoints'::regclass)
+                    'pgmate.training_runs'::regclass, 'pgmate.training_checkpoints'::regclass,
+                    'pgmate.learning_runs'::regclass, 'pgmate.learning_iterations'::regclass,
+                    'pgmate.learning_exclusions'::regclass)
     AND contype IN ('c', 'f', 'u')
   ORDER BY conname;
 -- the old network is marked, hashed, and refused without being opened

@@ -14,13 +14,15 @@ CREATE TABLE pgmate.selfplay_positions (
   played  move NOT NULL,                -- the move chosen
   policy  real[],                       -- the search's policy target per move (NULL: visit shares)
   repetitions int NOT NULL DEFAULT 0,   -- earlier occurrences of board in its game (a network input)
+  -- false: a cheap search (playout cap randomization): the position's policy is no target
+  full_search bool NOT NULL DEFAULT true,
   PRIMARY KEY (game_id, ply),
   CONSTRAINT selfplay_positions_lengths
     CHECK (cardinality(visits) = cardinality(moves) AND cardinality(priors) = cardinality(moves)
            AND (policy IS NULL OR cardinality(policy) = cardinality(moves)))
 );
 COMMENT ON TABLE pgmate.selfplay_positions IS
-  'one row per searched position of a self-play game: visit counts, priors, policy target, root value, repetitions, move played';
+  'one row per searched position of a self-play game: visit counts, priors, policy target, root value, repetitions, move played, full or cheap search';
 SELECT pg_catalog.pg_extension_config_dump('pgmate.selfplay_positions', '');
 
 -- Self-play inside the server. network NULL: pure MCTS (uniform priors, random playouts),
@@ -179,7 +181,9 @@ COMMENT ON VIEW pgmate.selfplay_surprises IS
 --     the network's input (core/nn/encoding.h), as self-play fed it to the network;
 --   policy: the search's policy target per move (visit shares);
 --   wdl: the game's result for the side to move in the value head's order (win, draw, loss);
---   z: the same as one number (1 win, 0 draw, -1 loss), q: the search's root value.
+--   z: the same as one number (1 win, 0 draw, -1 loss), q: the search's root value;
+--   full_search: false for a cheap search's position (playout cap randomization), whose
+--     visits are too few to be a policy target.
 CREATE VIEW pgmate.training_targets AS
   SELECT p.game_id, g.network_id, p.ply, p.board,
          ARRAY(SELECT h.board FROM pgmate.selfplay_positions h
@@ -188,7 +192,7 @@ CREATE VIEW pgmate.training_targets AS
          p.repetitions, p.moves,
          coalesce(p.policy, pgmate.visit_policy(p.visits)) AS policy,
          t.wdl, (t.wdl[1] - t.wdl[3])::int AS z,
-         p.value AS q
+         p.value AS q, p.full_search
   FROM pgmate.selfplay_positions p
   JOIN pgmate.games g ON g.id = p.game_id,
   LATERAL (SELECT CASE WHEN g.result = '1/2-1/2' THEN '{0,1,0}'
@@ -196,4 +200,4 @@ CREATE VIEW pgmate.training_targets AS
                        ELSE '{0,0,1}' END::real[] AS wdl) t
   WHERE g.result IN ('1-0', '0-1', '1/2-1/2');
 COMMENT ON VIEW pgmate.training_targets IS
-  'one row per self-play position: the network input (board, history, repetitions), policy target, value target wdl in head order (win, draw, loss for the side to move) and as z, root value q';
+  'one row per self-play position: the network input (board, history, repetitions), policy target, value target wdl in head order (win, draw, loss for the side to move) and as z, root value q, full or cheap search';

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <numeric>
 #include <stdexcept>
 
@@ -60,6 +61,8 @@ TrainingSettings parse_training_settings(std::int64_t steps, const std::string& 
       if (s.name.empty()) throw std::invalid_argument(std::string(kWhat) + ": \"name\" must not be empty");
     } else if (f.key == "pause_after") {
       s.pause_after = flat_json_int(f, 0, std::int64_t{1} << 40, kWhat);
+    } else if (f.key == "kl_reference") {
+      s.kl_reference = flat_json_int(f, 0, std::numeric_limits<std::int64_t>::max(), kWhat);
     } else {
       if (f.key == "total_steps") total_steps_given = true;
       if (trainer.size() > 1) trainer += ", ";
@@ -70,6 +73,8 @@ TrainingSettings parse_training_settings(std::int64_t steps, const std::string& 
   if (!total_steps_given) trainer += std::string(trainer.size() > 1 ? ", " : "") + "\"total_steps\": " + std::to_string(steps);
   trainer += "}";
   s.trainer = nn::parse_train_options(trainer);
+  if (s.kl_reference != 0 && !(s.trainer.kl_weight > 0))
+    throw std::invalid_argument(std::string(kWhat) + ": \"kl_reference\" needs \"kl_weight\" above 0");
   if (s.checkpoint_every % s.log_every != 0)
     throw std::invalid_argument(std::string(kWhat) + ": \"checkpoint_every\" (" + std::to_string(s.checkpoint_every) +
                                 ") must be a multiple of \"log_every\" (" + std::to_string(s.log_every) + ")");
@@ -81,6 +86,8 @@ std::string settings_json(const TrainingSettings& s) {
   std::string out = "{\"batch\": " + std::to_string(s.batch) + ", \"log_every\": " + std::to_string(s.log_every) +
                     ", \"checkpoint_every\": " + std::to_string(s.checkpoint_every) +
                     ", \"holdout\": " + (s.holdout.empty() ? std::string("null") : json_string(s.holdout));
+  // Only when set, so that the runs stored before the setting existed keep their identity.
+  if (s.kl_reference != 0) out += ", \"kl_reference\": " + std::to_string(s.kl_reference);
   if (trainer.size() > 2) out += ", " + trainer.substr(1, trainer.size() - 2);
   return out + "}";
 }

@@ -33,6 +33,9 @@ namespace pgmate::worker {
 //   name              the new network's name (the parent's name + " trained")
 //   pause_after       stop this call at the first checkpoint at least this many steps in
 //                     (0: never); the run stays running, and the same call goes on from there
+//   kl_reference      the network (an id of pgmate.networks) whose policy the trainer's KL
+//                     term measures against (0, the default: the network trained); the
+//                     learning loop keeps every candidate close to the pretrained network
 // Without total_steps, the schedule's length is the run's steps.
 struct TrainingSettings {
   std::int64_t steps = 0;
@@ -43,6 +46,7 @@ struct TrainingSettings {
   int holdout_limit = 4096;
   std::string name;
   std::int64_t pause_after = 0;
+  std::int64_t kl_reference = 0;
   nn::TrainOptions trainer;
 };
 

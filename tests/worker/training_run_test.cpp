@@ -116,6 +116,8 @@ TEST(TrainingSettings, BadOptionsAreRefusedNamingTheKey) {
   EXPECT_NE(message(10, R"({"batch": 8, "batch": 9})").find("repeated"), std::string::npos);
   EXPECT_NE(message(10, R"({"schedule": "cosine", "warmup_steps": 20})").find("total_steps"), std::string::npos);
   EXPECT_NE(message(0, "{}").find("steps"), std::string::npos);
+  EXPECT_NE(message(10, R"({"kl_reference": 3})").find("kl_weight"), std::string::npos);
+  EXPECT_NE(message(10, R"({"kl_reference": -1, "kl_weight": 0.1})").find("kl_reference"), std::string::npos);
 }
 
 TEST(TrainingSettings, SettingsJsonIdentifiesWhatChangesTheWeights) {
@@ -126,6 +128,13 @@ TEST(TrainingSettings, SettingsJsonIdentifiesWhatChangesTheWeights) {
   EXPECT_NE(settings_json(a), settings_json(c));
   EXPECT_NE(settings_json(a).find("\"batch\": 32"), std::string::npos);
   EXPECT_NE(settings_json(a).find("\"optimizer\""), std::string::npos);
+  // The KL reference changes the updates; left out, the settings read as before it existed.
+  const TrainingSettings d = parse_training_settings(100, R"({"batch": 32, "kl_weight": 0.1, "kl_reference": 7})");
+  const TrainingSettings e = parse_training_settings(100, R"({"batch": 32, "kl_weight": 0.1})");
+  EXPECT_EQ(d.kl_reference, 7);
+  EXPECT_NE(settings_json(d), settings_json(e));
+  EXPECT_NE(settings_json(d).find("\"kl_reference\": 7"), std::string::npos);
+  EXPECT_EQ(settings_json(e).find("kl_reference"), std::string::npos);
 }
 
 }  // namespace
