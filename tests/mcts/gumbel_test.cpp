@@ -71,7 +71,9 @@ TEST(SequentialHalving, ScheduleIsFeasibleAndSpendsTheBudget) {
       EXPECT_EQ(std::accumulate(visits.begin(), visits.end(), 0u), std::uint32_t(n));
       // Every move gets at least one visit when the budget allows, and the later phases
       // only ever add to the moves ahead.
-      if (n >= m) EXPECT_GT(*std::min_element(visits.begin(), visits.end()), 0u);
+      if (n >= m) {
+        EXPECT_GT(*std::min_element(visits.begin(), visits.end()), 0u);
+      }
       EXPECT_TRUE(std::is_sorted(visits.rbegin(), visits.rend()));
     }
   }
