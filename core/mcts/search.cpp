@@ -84,7 +84,38 @@ size_t longest_resistance(const Node& node) {
   return pick;
 }
 
+// A move without prior gets a logit this low instead of log 0.
+constexpr float kMinPrior = 1e-30f;
+
+int ceil_log2(int n) {
+  int rounds = 0;
+  while ((1 << rounds) < n) ++rounds;
+  return rounds;
+}
+
 }  // namespace
+
+std::vector<std::uint32_t> sequential_halving_schedule(int considered, int simulations) {
+  std::vector<std::uint32_t> schedule;
+  if (simulations <= 0) return schedule;
+  schedule.reserve(size_t(simulations));
+  if (considered <= 1) {
+    for (int k = 0; k < simulations; ++k) schedule.push_back(std::uint32_t(k));
+    return schedule;
+  }
+  const int rounds = ceil_log2(considered);
+  // The moves still considered all have the same visits at every step: one count will do.
+  std::uint32_t visits = 0;
+  int remaining = considered;
+  while (schedule.size() < size_t(simulations)) {
+    const int per_round = std::max(1, simulations / (rounds * remaining));
+    for (int r = 0; r < rounds; ++r)
+      for (int v = 0; v < per_round; ++v, ++visits) schedule.insert(schedule.end(), size_t(remaining), visits);
+    remaining = std::max(2, remaining / 2);
+  }
+  schedule.resize(size_t(simulations));
+  return schedule;
+}
 
 struct Search::Impl {
   SearchParams params;
@@ -96,9 +127,14 @@ struct Search::Impl {
   std::vector<std::uint64_t> game_keys;   // keys of the positions before the current one
   Node root;
   int sims_done = 0;
-  bool noise_applied = false;
+  bool root_prepared = false;      // root_priors recorded, noise or Gumbel samples drawn
   std::vector<float> root_priors;  // before noise
   std::vector<std::uint32_t> start_visits;  // root children's visits when this search began
+  // Gumbel root: g(a) per root move, and the moves considered, best g + log prior first.
+  std::vector<float> gumbel;
+  std::vector<size_t> considered;
+  std::vector<std::uint32_t> halving_schedule;  // for halving_budget child visits
+  int halving_budget = -1;
 
   std::vector<Pending> pending;
 
@@ -111,10 +147,15 @@ struct Search::Impl {
 
   void reset_root() {
     root = Node{};
-    noise_applied = false;
+    root_prepared = false;
     root_priors.clear();
     start_visits.clear();
+    gumbel.clear();
+    considered.clear();
+    halving_budget = -1;
   }
+
+  bool gumbel_root() const { return params.root_search == RootSearch::kGumbel; }
 
   void rebuild_game_boards() {
     game_boards.clear();
@@ -180,19 +221,140 @@ struct Search::Impl {
     }
     node.expanded = true;
     update_bound(node);
-    if (&node == &root) apply_root_noise();
+    if (&node == &root) prepare_root();
   }
 
-  void apply_root_noise() {
-    if (noise_applied || !root.expanded) return;
-    noise_applied = true;
+  void prepare_root() {
+    if (root_prepared || !root.expanded) return;
+    root_prepared = true;
     root_priors.clear();
     for (const Node& c : root.children) root_priors.push_back(c.prior);
+    if (gumbel_root()) {
+      consider_root_moves();
+      return;
+    }
     if (!params.root_noise || root.children.size() < 2) return;
     const std::vector<float> noise = rng.dirichlet(int(root.children.size()), params.dirichlet_alpha);
     for (size_t i = 0; i < root.children.size(); ++i)
       root.children[i].prior =
           (1 - params.dirichlet_weight) * root.children[i].prior + params.dirichlet_weight * noise[i];
+  }
+
+  // Draws the Gumbel samples (none without root noise: the search is then deterministic)
+  // and keeps the gumbel_considered moves of highest g + log prior.
+  void consider_root_moves() {
+    const size_t n = root.children.size();
+    gumbel.assign(n, 0.0f);
+    if (params.root_noise)
+      for (float& g : gumbel) {
+        double u = rng.uniform();
+        while (u == 0) u = rng.uniform();
+        g = float(-std::log(-std::log(u)));
+      }
+    considered.resize(n);
+    for (size_t i = 0; i < n; ++i) considered[i] = i;
+    std::stable_sort(considered.begin(), considered.end(),
+                     [&](size_t a, size_t b) { return gumbel[a] + logit(a) > gumbel[b] + logit(b); });
+    considered.resize(std::min(n, size_t(std::max(1, params.gumbel_considered))));
+  }
+
+  float raw_prior(size_t i) const {
+    return std::max(i < root_priors.size() ? root_priors[i] : root.children[i].prior, kMinPrior);
+  }
+  float logit(size_t i) const { return std::log(raw_prior(i)); }
+
+  // The completed Q of each root move, mover's view: exact for a proven move, the mean
+  // value for a visited one, and for the others the mixed value: the root's evaluation
+  // averaged with the prior-weighted Q of the visited moves, weighted by their visits.
+  std::vector<float> completed_q() const {
+    const float evaluated = finite(root.nn_value) ? -root.nn_value : 0.0f;
+    double visits = 0, visited_prior = 0, weighted_q = 0;
+    std::vector<float> q(root.children.size(), 0.0f);
+    for (size_t i = 0; i < root.children.size(); ++i) {
+      const Node& c = root.children[i];
+      if (c.bound != Bound::kNone)
+        q[i] = exact_value(c.bound);
+      else if (c.visits > 0)
+        q[i] = float(c.value_sum / c.visits);
+      if (c.visits == 0) continue;
+      const double prior = raw_prior(i);
+      visits += c.visits;
+      visited_prior += prior;
+      weighted_q += prior * q[i];
+    }
+    const float mixed = visits > 0 && visited_prior > 0
+                            ? float((evaluated + visits * weighted_q / visited_prior) / (1 + visits))
+                            : evaluated;
+    for (size_t i = 0; i < root.children.size(); ++i)
+      if (root.children[i].bound == Bound::kNone && root.children[i].visits == 0) q[i] = mixed;
+    return q;
+  }
+
+  // log prior + sigma(completed Q rescaled to [0, 1] over the legal moves), plus g when
+  // with_gumbel: the score sequential halving and the move choice maximise; without g the
+  // logits of the improved policy. The range leaves out proven losses when a move is not
+  // lost (they are never chosen: their -1 would only squeeze the others' differences).
+  std::vector<float> gumbel_scores(bool with_gumbel) const {
+    const std::vector<float> q = completed_q();
+    std::vector<float> scores(q.size(), 0.0f);
+    if (q.empty()) return scores;
+    const bool any_open = std::any_of(root.children.begin(), root.children.end(),
+                                      [](const Node& c) { return c.bound != Bound::kLoss; });
+    float low = std::numeric_limits<float>::infinity(), high = -low;
+    for (size_t i = 0; i < q.size(); ++i)
+      if (!any_open || root.children[i].bound != Bound::kLoss) {
+        low = std::min(low, q[i]);
+        high = std::max(high, q[i]);
+      }
+    const float range = high - low;
+    std::uint32_t most_visits = 0;
+    for (const Node& c : root.children) most_visits = std::max(most_visits, c.visits);
+    const float scale = (params.gumbel_c_visit + float(most_visits)) * params.gumbel_c_scale;
+    for (size_t i = 0; i < q.size(); ++i) {
+      // All alike: no move stands out, any constant will do.
+      const float rescaled = range > 1e-8f ? std::max(0.0f, (q[i] - low) / range) : 0.5f;
+      scores[i] = logit(i) + scale * rescaled + (with_gumbel && i < gumbel.size() ? gumbel[i] : 0.0f);
+    }
+    return scores;
+  }
+
+  // The root moves a Gumbel root may choose: the considered ones not proven lost; when all
+  // of them are, any move not proven lost; when every move is, all.
+  std::vector<size_t> gumbel_candidates() const {
+    std::vector<size_t> out;
+    for (size_t i : considered)
+      if (root.children[i].bound != Bound::kLoss) out.push_back(i);
+    for (size_t i = 0; out.empty() && i < root.children.size(); ++i)
+      if (root.children[i].bound != Bound::kLoss) out.push_back(i);
+    for (size_t i = 0; out.empty() && i < root.children.size(); ++i) out.push_back(i);
+    return out;
+  }
+
+  // Sequential halving: the candidate with the visit count the schedule asks for at this
+  // simulation (leaves in flight count) and the highest score.
+  Node* select_gumbel_root() {
+    const int budget = std::max(1, params.simulations - 1);  // the first simulation expands the root
+    if (budget != halving_budget) {
+      halving_schedule = sequential_halving_schedule(int(considered.size()), budget);
+      halving_budget = budget;
+    }
+    const auto count = [&](size_t i) { return root.children[i].visits + root.children[i].in_flight; };
+    std::uint32_t simulation = 0;
+    for (size_t i = 0; i < root.children.size(); ++i) simulation += count(i);
+    const std::vector<size_t> candidates = gumbel_candidates();
+    std::uint32_t target = simulation < halving_schedule.size() ? halving_schedule[simulation] : 0;
+    // A budget raised mid-search, or a considered move proven lost, can leave no candidate
+    // at that count: the least visited go on.
+    if (simulation >= halving_schedule.size() ||
+        std::none_of(candidates.begin(), candidates.end(), [&](size_t i) { return count(i) == target; })) {
+      target = count(candidates.front());
+      for (size_t i : candidates) target = std::min(target, count(i));
+    }
+    const std::vector<float> scores = gumbel_scores(true);
+    size_t best = root.children.size();
+    for (size_t i : candidates)
+      if (count(i) == target && (best == root.children.size() || scores[i] > scores[best])) best = i;
+    return &root.children[best];
   }
 
   // After the root moved down a reused tree: a repetition draw found below the old root
@@ -246,6 +408,7 @@ struct Search::Impl {
       for (Node& c : node.children)
         if (c.bound == Bound::kWin && (!best_win || c.bound_plies < best_win->bound_plies)) best_win = &c;
       if (best_win) return best_win;
+      if (gumbel_root() && !considered.empty()) return select_gumbel_root();
     }
     const float sqrt_n = std::sqrt(float(std::max<std::uint32_t>(1, node.visits + node.in_flight)));
     const float parent_q = node.visits ? float(-node.value_sum / node.visits) : 0.0f;
@@ -363,9 +526,10 @@ struct Search::Impl {
   }
 
   void advance_root(chess::Move m) {
-    if (params.root_noise) {
+    if (params.root_noise || gumbel_root()) {
       // The old tree's visits were gathered without this root's noise (and would also
-      // enter the policy target): search afresh, the cache answering what it can.
+      // enter the policy target), or outside this root's sequential halving: search
+      // afresh, the cache answering what it can.
       reset_root();
       return;
     }
@@ -381,7 +545,7 @@ struct Search::Impl {
     // A position that ended the line inside the tree (a repetition, say) may go on in the
     // real game: search it afresh.
     if (found && (next.expanded || next.bound == Bound::kNone)) root = std::move(next);
-    apply_root_noise();
+    prepare_root();
   }
 };
 
@@ -403,7 +567,7 @@ void Search::set_game(const chess::Game& game) {
   const bool extends = s.game.start().key == game.start().key && new_moves.size() >= old_moves.size() &&
                        std::equal(old_moves.begin(), old_moves.end(), new_moves.begin());
   const bool moved_on = extends && new_moves.size() > old_moves.size();
-  if (extends) {
+  if (extends && !s.gumbel_root()) {
     for (size_t i = old_moves.size(); i < new_moves.size(); ++i) s.advance_root(new_moves[i]);
   } else {
     s.reset_root();
@@ -494,6 +658,17 @@ RootStats Search::root_stats() const {
   r.policy.assign(root.children.size(), 0.0f);
   if (!root.children.empty() && !any_open) {
     r.policy[longest_resistance(root)] = 1.0f;
+  } else if (s.gumbel_root() && !root.children.empty()) {
+    // The improved policy: softmax of the scores without g, proven losses left out.
+    const std::vector<float> logits = s.gumbel_scores(false);
+    float top = -std::numeric_limits<float>::infinity();
+    for (size_t i = 0; i < logits.size(); ++i)
+      if (root.children[i].bound != Bound::kLoss) top = std::max(top, logits[i]);
+    double sum = 0;
+    std::vector<double> weights(logits.size(), 0.0);
+    for (size_t i = 0; i < logits.size(); ++i)
+      if (root.children[i].bound != Bound::kLoss) sum += weights[i] = std::exp(double(logits[i] - top));
+    for (size_t i = 0; i < logits.size(); ++i) r.policy[i] = float(weights[i] / sum);
   } else if (r.total_visits > 0) {
     for (size_t i = 0; i < r.visits.size(); ++i) r.policy[i] = float(double(r.visits[i]) / double(r.total_visits));
   }
@@ -520,6 +695,19 @@ chess::Move Search::choose_move(float temperature, Rng& rng) const {
   const bool all_lost = std::all_of(root.children.begin(), root.children.end(),
                                     [](const Node& c) { return c.bound == Bound::kLoss; });
   if (all_lost) return root.children[longest_resistance(root)].move;  // resist as long as possible
+  if (s.gumbel_root()) {
+    // The most visited candidate, ties to the highest score; no temperature: the Gumbel
+    // samples were the exploration.
+    const std::vector<float> scores = s.gumbel_scores(true);
+    const std::vector<size_t> candidates = s.gumbel_candidates();
+    size_t best = candidates.front();
+    for (size_t i : candidates) {
+      const Node& c = root.children[i];
+      const Node& b = root.children[best];
+      if (c.visits > b.visits || (c.visits == b.visits && scores[i] > scores[best])) best = i;
+    }
+    return root.children[best].move;
+  }
   std::vector<const Node*> open;
   for (const Node& c : root.children)
     if (c.bound != Bound::kLoss) open.push_back(&c);

@@ -19,6 +19,22 @@
 //   counts, the policy target and the move sample come from this search only, with its
 //   noise; the evaluation cache makes the repeated evaluations cheap.
 // - Dirichlet noise on the root priors, for self-play.
+// - Gumbel root (RootSearch::kGumbel; Danihelka et al. 2022, "Policy improvement by
+//   planning with Gumbel", as in DeepMind's mctx): below the root the search stays PUCT.
+//   When the root is expanded each legal move a gets g(a), a Gumbel(0, 1) sample with root
+//   noise on (the exploration: no Dirichlet noise then) and 0 without it; the top
+//   gumbel_considered moves by g + log prior are considered, and sequential halving shares
+//   the simulations among them (sequential_halving_schedule), each simulation going to the
+//   move that maximises g + log prior + sigma(q) among those with the visit count the
+//   schedule asks for. sigma(q) = (c_visit + most visits) * c_scale * q, q being the
+//   completed Q (a visited move's mean value, an unvisited one's the mixed value of the
+//   root's evaluation and its visited moves' values) rescaled to [0, 1] over the legal
+//   moves. The policy target is softmax(log prior + sigma(q)) over all legal moves, and
+//   the move played the most visited considered move (ties: the same score), without
+//   temperature. Proven results come first: a proven win is searched and played at once,
+//   a proven loss is neither visited nor played while another move is not lost. Every
+//   search starts from a fresh root (no tree reuse, noise or not): the considered moves
+//   and the halving belong to one search.
 #pragma once
 
 #include <cstdint>
@@ -35,6 +51,9 @@
 
 namespace pgmate::mcts {
 
+// How the root shares the simulations among its moves (below the root: always PUCT).
+enum class RootSearch : std::uint8_t { kPuct, kGumbel };
+
 struct SearchParams {
   int simulations = 800;          // new simulations per move
   float c_puct = 1.5f;
@@ -48,7 +67,21 @@ struct SearchParams {
   bool root_noise = false;
   float dirichlet_alpha = 0.3f;
   float dirichlet_weight = 0.25f;
+  // Gumbel root (see the top of this file). Under it root_noise draws the Gumbel samples
+  // instead of the Dirichlet noise, and the root is never reused.
+  RootSearch root_search = RootSearch::kPuct;
+  int gumbel_considered = 16;     // m: moves considered at the root (fewer when fewer are legal)
+  float gumbel_c_visit = 50.0f;   // sigma(q) = (c_visit + most visits) * c_scale * q
+  float gumbel_c_scale = 1.0f;
 };
+
+// Sequential halving's schedule (mctx's get_sequence_of_considered_visits): for each of
+// the `simulations` visits of the root's moves, the visit count a considered move must
+// have to be chosen. Phases of ceil(log2 considered) rounds; in a round each move still
+// considered gets max(1, simulations / (ceil(log2 considered) * still considered)) visits;
+// after a phase half the moves remain (never fewer than 2), until the budget is spent.
+// One considered move: 0, 1, 2, ... (it gets them all).
+std::vector<std::uint32_t> sequential_halving_schedule(int considered, int simulations);
 
 // A proven outcome, from the point of view of the player who moved into the node.
 enum class Bound : std::uint8_t { kNone, kWin, kDraw, kLoss };
@@ -79,7 +112,9 @@ struct RootStats {
   // The policy target of this search, summing to 1 (all 0 when no move has a visit). For
   // PUCT the shares of `visits` (when the root is fresh, as in self-play, this search's
   // visits); when every move is proven lost, all of it on the move choose_move plays (the
-  // longest resistance). A Gumbel root will put its improved policy here.
+  // longest resistance). A Gumbel root puts its improved policy here instead:
+  // softmax(log prior + sigma(completed Q)) over every legal move (see the top of this
+  // file), proven-lost moves 0 when a move is not, summing to 1 even before any visit.
   std::vector<float> policy;
   float value = 0;                      // root value W - L for the side to move
   // The evaluator's own value of the root, side to move's view (NaN before it is evaluated).
@@ -98,7 +133,8 @@ class Search {
   Search& operator=(Search&&) noexcept;
 
   // Starts searching the game's current position. Without root noise the subtree is kept
-  // when the game is the previous one plus the moves played since (see play()).
+  // when the game is the previous one plus the moves played since (see play()); a Gumbel
+  // root always starts afresh.
   void set_game(const chess::Game& game);
   const chess::Game& game() const;
 
@@ -120,14 +156,19 @@ class Search {
   // Changes this move's simulation budget (SearchParams::simulations) from now on. A
   // search under a clock raises it step by step: gather() completes visits that need no
   // evaluation (a proven root's) up to the budget, so a budget far ahead would spin there.
+  // A Gumbel root plans its halving for the budget of the moment: raised, the visits
+  // already made stay and the rest follow the schedule of the new budget.
   void set_simulations(int simulations);
 
   RootStats root_stats() const;
   // Chooses the move to play: a proven win (the quickest) when there is one, else a
   // sample from visits^(1/temperature) avoiding proven losses; temperature <= 0.01
-  // takes the most visited move (ties: the higher evaluator prior, before noise).
+  // takes the most visited move (ties: the higher evaluator prior, before noise). A
+  // Gumbel root ignores temperature and rng (its Gumbel samples are the exploration): the
+  // most visited considered move not proven lost, ties to g + log prior + sigma(q).
   chess::Move choose_move(float temperature, Rng& rng) const;
-  // Plays a move in the game; without root noise its subtree is kept (tree reuse).
+  // Plays a move in the game; without root noise its subtree is kept (tree reuse), except
+  // under a Gumbel root.
   void play(chess::Move m);
 
   // Node count of the current tree (for tests and statistics).

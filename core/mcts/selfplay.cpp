@@ -89,12 +89,34 @@ void set_option(SelfPlayConfig& c, std::string_view raw_name, std::string_view v
     c.seed = parse_number<std::uint64_t>(name, value, 0, ~std::uint64_t(0), "an unsigned 64-bit integer");
   else if (name == "cache_entries")
     c.cache_entries = parse_number<std::size_t>(name, value, 0, std::size_t(1) << 32, "a non-negative integer");
+  else if (name == "search") {
+    if (value == "puct")
+      c.search.root_search = RootSearch::kPuct;
+    else if (value == "gumbel")
+      c.search.root_search = RootSearch::kGumbel;
+    else
+      bad_value(name, value, "puct or gumbel");
+  } else if (name == "gumbel_considered")
+    c.search.gumbel_considered = parse_number<int>(name, value, 1, 256, "an integer from 1 to 256");
+  else if (name == "c_visit")
+    c.search.gumbel_c_visit = parse_number<float>(name, value, 0.0f, 100000.0f, "a number from 0 to 100000");
+  else if (name == "c_scale")
+    c.search.gumbel_c_scale = parse_number<float>(name, value, 1e-6f, 1000.0f, "a number above 0");
+  else if (name == "first_game")
+    // Bounded so that first_game + games cannot overflow.
+    c.first_game = parse_number<std::int64_t>(name, value, 0, std::numeric_limits<std::int64_t>::max() - kMaxInt,
+                                              "a non-negative integer");
+  else if (name == "full_search_fraction")
+    c.full_search_fraction = parse_number<float>(name, value, 0.0f, 1.0f, "a number from 0 to 1");
+  else if (name == "cheap_simulations")
+    c.cheap_simulations = parse_number<int>(name, value, 1, 1000000, "an integer from 1 to 1000000");
   else
     throw std::invalid_argument(
         "unknown option " + quote_input(raw_name, 40) +
         " (known: simulations, c_puct, fpu_reduction, fpu_reduction_root, noise, dirichlet_alpha, "
         "dirichlet_weight, parallel, leaves_per_game, temperature, temperature_plies, final_temperature, max_plies, "
-        "seed, cache_entries)");
+        "seed, cache_entries, search, gumbel_considered, c_visit, c_scale, first_game, full_search_fraction, "
+        "cheap_simulations)");
   c.options_given.emplace_back(std::move(name), raw_name);
   // The settings that follow others, unless given themselves.
   const auto given = [&](std::string_view option) {
@@ -103,6 +125,11 @@ void set_option(SelfPlayConfig& c, std::string_view raw_name, std::string_view v
   };
   if (!given("fpu_reduction_root")) c.search.fpu_reduction_root = c.search.root_noise ? 0.0f : c.search.fpu_reduction;
   if (!given("cache_entries")) c.cache_entries = automatic_cache_entries(c.parallel, c.games, c.search.simulations);
+  if (!given("cheap_simulations")) c.cheap_simulations = std::max(1, c.search.simulations / 4);
+}
+
+int cheap_simulations_of(const SelfPlayConfig& c) {
+  return c.cheap_simulations > 0 ? c.cheap_simulations : std::max(1, c.search.simulations / 4);
 }
 
 std::size_t cache_entries_of(const SelfPlayConfig& c) {
@@ -121,14 +148,20 @@ std::string config_json(const SelfPlayConfig& c) {
          ", \"parallel\": " + std::to_string(c.parallel) + ", \"leaves_per_game\": " + std::to_string(c.leaves_per_game) +
          ", \"temperature\": " + number(c.temperature) + ", \"temperature_plies\": " + std::to_string(c.temperature_plies) +
          ", \"final_temperature\": " + number(c.final_temperature) + ", \"max_plies\": " + std::to_string(c.max_plies) +
-         ", \"seed\": " + std::to_string(c.seed) + "}";
+         ", \"seed\": " + std::to_string(c.seed) +
+         ", \"search\": " + (c.search.root_search == RootSearch::kGumbel ? "\"gumbel\"" : "\"puct\"") +
+         ", \"gumbel_considered\": " + std::to_string(c.search.gumbel_considered) +
+         ", \"c_visit\": " + number(c.search.gumbel_c_visit) + ", \"c_scale\": " + number(c.search.gumbel_c_scale) +
+         ", \"full_search_fraction\": " + number(c.full_search_fraction) +
+         ", \"cheap_simulations\": " + std::to_string(cheap_simulations_of(c)) + "}";
 }
 
 std::size_t estimated_memory_bytes(const SelfPlayConfig& c) {
   constexpr double kTreeBytesPerSimulation = 2 * 40 * 64.0;  // reuse x children x node
   constexpr double kCacheBytesPerEntry = 320.0;              // priors of ~35 moves, map and queue
   const double in_progress = double(std::max<std::int64_t>(0, std::min<std::int64_t>(c.parallel, c.games)));
-  const double bytes = in_progress * double(std::max(c.search.simulations, 0)) * kTreeBytesPerSimulation +
+  const int simulations = std::max(c.search.simulations, c.full_search_fraction < 1 ? cheap_simulations_of(c) : 0);
+  const double bytes = in_progress * double(std::max(simulations, 0)) * kTreeBytesPerSimulation +
                        double(cache_entries_of(c)) * kCacheBytesPerEntry;
   return bytes >= 1.8e19 ? std::numeric_limits<std::size_t>::max() : std::size_t(bytes);
 }
@@ -154,17 +187,28 @@ struct Slot {
         search(config.search, seed, cache),
         game(start),
         rng(mix64(seed ^ 0x5bd1e995u)),
+        playout_cap_rng(mix64(seed ^ 0x2545f491u)),
         started(Clock::now()) {
     record.index = index;
     record.seed = seed;
     record.start = start;
+    start_search(config);
+  }
+
+  // Starts the search of the game's position, full or cheap (playout cap randomization).
+  void start_search(const SelfPlayConfig& config) {
     search.set_game(game);
+    if (config.full_search_fraction >= 1) return;  // draws nothing: the games stay those of a run without it
+    full_search = playout_cap_rng.uniform() < double(config.full_search_fraction);
+    search.set_simulations(full_search ? config.search.simulations : cheap_simulations_of(config));
   }
 
   std::uint64_t seed;
   Search search;
   chess::Game game;
-  Rng rng;
+  Rng rng;              // the move choice
+  Rng playout_cap_rng;  // full or cheap searches, apart so the move choice's stream is the same
+  bool full_search = true;
   FinishedGame record;
   Clock::time_point started;
   int queued = 0;  // leaves in this round's batch
@@ -234,9 +278,9 @@ void SelfPlayRunner::run(const std::function<void(FinishedGame&)>& on_game,
       const float temperature = ply < config_.temperature_plies ? config_.temperature : config_.final_temperature;
       const chess::Move move = s.search.choose_move(temperature, s.rng);
       s.record.plies.push_back(PlyRecord{s.game.board(), root.moves, root.visits, root.priors, root.value, move,
-                                         root.policy, s.game.repetitions()});
+                                         root.policy, s.game.repetitions(), s.full_search});
       s.game.play(move);
-      s.search.set_game(s.game);
+      s.start_search(config_);
       ++stats_.plies;
 
       const chess::GameStatus status = s.game.status();

@@ -32,6 +32,8 @@ constexpr std::size_t automatic_cache_entries(int parallel, int games, int simul
 
 struct SelfPlayConfig {
   // Root noise on, so no tree reuse and no FPU reduction at the root (see SearchParams).
+  // With search.root_search = RootSearch::kGumbel the noise is the Gumbel samples, and the
+  // move played is the search's own choice: the temperatures below are then ignored.
   SearchParams search{.simulations = 100, .fpu_reduction_root = 0.0f, .root_noise = true};
   int games = 1;                   // games to play
   int parallel = 8;                // games in progress at once
@@ -49,6 +51,17 @@ struct SelfPlayConfig {
   int max_plies = 512;             // longer games end as draws ("max_plies")
   std::uint64_t seed = 0;          // game i uses mix64(seed + i)
   std::int64_t first_game = 0;     // index of the first game (a restarted run goes on)
+  // Playout cap randomization (KataGo): each move's search is a full one
+  // (search.simulations) with probability full_search_fraction, drawn from a random stream
+  // of the game's own (none is drawn at 1, so the games are those of a run without it), and
+  // a cheap one of cheap_simulations otherwise. Every position is stored, the cheap ones
+  // flagged (PlyRecord::full_search) for the trainer to leave out of the policy loss, as
+  // KataGo does. KataGo also turns the root noise off in cheap searches; here it stays on
+  // (the move played then explores as in a full search). 0 in cheap_simulations (the
+  // default) stands for max(1, search.simulations / 4), which set_option keeps as a number
+  // in step with simulations until cheap_simulations is given (see cheap_simulations_of).
+  float full_search_fraction = 1.0f;
+  int cheap_simulations = 0;
   // Entries of the evaluation cache the run's games share (used only with a deterministic
   // evaluator); 0: no cache. kAutomaticCacheEntries, the default, takes
   // automatic_cache_entries(parallel, games, simulations) when the run starts (see
@@ -64,14 +77,18 @@ struct SelfPlayConfig {
 // Sets one option by name, as the CLI flags and the procedure's options jsonb spell them:
 // simulations, c_puct, fpu_reduction, fpu_reduction_root, noise (true/false),
 // dirichlet_alpha, dirichlet_weight, parallel, leaves_per_game, temperature,
-// temperature_plies, final_temperature, max_plies, seed, cache_entries ('-' may stand for
+// temperature_plies, final_temperature, max_plies, seed, cache_entries, search (puct or
+// gumbel), gumbel_considered, c_visit, c_scale (SearchParams' gumbel_c_visit and
+// gumbel_c_scale), first_game, full_search_fraction, cheap_simulations ('-' may stand for
 // '_': max-plies). Throws std::invalid_argument naming the option and the value, or naming
 // both spellings when the option was already set on this config (max_plies and max-plies
 // in one call): an option is given once, so no value silently wins over another.
 // Options not given follow those given: fpu_reduction_root is 0 with noise and
 // fpu_reduction without it; cache_entries is automatic_cache_entries(parallel, games,
-// simulations).
+// simulations); cheap_simulations is max(1, simulations / 4).
 void set_option(SelfPlayConfig& config, std::string_view name, std::string_view value);
+// The simulations of a cheap search (resolves cheap_simulations' 0).
+int cheap_simulations_of(const SelfPlayConfig& config);
 // The cache size a run with this configuration uses (resolves kAutomaticCacheEntries).
 std::size_t cache_entries_of(const SelfPlayConfig& config);
 // The search parameters as a JSON object (stored with every game).
@@ -94,6 +111,9 @@ struct PlyRecord {
   chess::Move played;
   std::vector<float> policy;          // the policy target per move (RootStats::policy)
   int repetitions = 0;                // earlier occurrences of the board in the game (a network input)
+  // Searched with the full simulations; false for a cheap search (playout cap
+  // randomization), whose policy target is weak.
+  bool full_search = true;
 };
 
 struct FinishedGame {

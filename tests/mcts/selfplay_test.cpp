@@ -2,8 +2,10 @@
 // strength check that pure MCTS beats random play.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <numeric>
 #include <set>
 #include <stdexcept>
@@ -279,6 +281,236 @@ TEST(SelfPlay, FpuReductionRootFollowsTheNoise) {
   } catch (const std::invalid_argument& e) {
     EXPECT_NE(std::string(e.what()).find("fpu_reduction_root"), std::string::npos) << e.what();
   }
+}
+
+// The Gumbel and playout cap options: parsed, checked by name, listed, stored.
+TEST(SelfPlay, GumbelAndPlayoutCapOptions) {
+  SelfPlayConfig c;
+  EXPECT_EQ(c.search.root_search, RootSearch::kPuct);
+  EXPECT_EQ(cheap_simulations_of(c), 25);  // a quarter of the 100 simulations
+  set_option(c, "search", "gumbel");
+  set_option(c, "gumbel-considered", "8");
+  set_option(c, "c_visit", "30");
+  set_option(c, "c_scale", "0.5");
+  set_option(c, "first_game", "12");
+  set_option(c, "full_search_fraction", "0.25");
+  set_option(c, "simulations", "64");
+  EXPECT_EQ(c.search.root_search, RootSearch::kGumbel);
+  EXPECT_EQ(c.search.gumbel_considered, 8);
+  EXPECT_FLOAT_EQ(c.search.gumbel_c_visit, 30.0f);
+  EXPECT_FLOAT_EQ(c.search.gumbel_c_scale, 0.5f);
+  EXPECT_EQ(c.first_game, 12);
+  EXPECT_FLOAT_EQ(c.full_search_fraction, 0.25f);
+  EXPECT_EQ(c.cheap_simulations, 16);  // follows simulations
+  EXPECT_EQ(cheap_simulations_of(c), 16);
+  set_option(c, "cheap_simulations", "5");
+  EXPECT_EQ(cheap_simulations_of(c), 5);
+  SelfPlayConfig given;
+  set_option(given, "cheap_simulations", "7");
+  set_option(given, "simulations", "400");
+  EXPECT_EQ(cheap_simulations_of(given), 7);  // given, it stays
+  SelfPlayConfig puct;
+  set_option(puct, "search", "puct");
+  EXPECT_EQ(puct.search.root_search, RootSearch::kPuct);
+
+  for (auto [name, value] : std::vector<std::pair<const char*, const char*>>{
+           {"search", "alphabeta"}, {"search", ""}, {"gumbel_considered", "0"}, {"gumbel_considered", "257"},
+           {"c_visit", "-1"}, {"c_scale", "0"}, {"first_game", "-1"}, {"first_game", "1.5"},
+           {"full_search_fraction", "1.5"}, {"full_search_fraction", "-0.1"}, {"cheap_simulations", "0"}}) {
+    try {
+      SelfPlayConfig fresh;
+      set_option(fresh, name, value);
+      ADD_FAILURE() << name << "=" << value << " accepted";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find(std::string("option ") + name + ":"), std::string::npos) << e.what();
+    }
+  }
+  try {
+    SelfPlayConfig fresh;
+    set_option(fresh, "gumbel_m", "4");
+    ADD_FAILURE() << "gumbel_m accepted";
+  } catch (const std::invalid_argument& e) {
+    for (const char* known : {"search", "gumbel_considered", "c_visit", "c_scale", "first_game",
+                              "full_search_fraction", "cheap_simulations", "cache_entries"})
+      EXPECT_NE(std::string(e.what()).find(std::string(", ") + known), std::string::npos) << known << ": " << e.what();
+  }
+
+  // The stored parameters: the earlier keys first and in their order, the new ones after.
+  const std::string json = config_json(c);
+  const std::vector<std::string> keys = {
+      "simulations", "c_puct", "fpu_reduction", "fpu_reduction_root", "noise", "dirichlet_alpha",
+      "dirichlet_weight", "parallel", "leaves_per_game", "temperature", "temperature_plies",
+      "final_temperature", "max_plies", "seed", "search", "gumbel_considered", "c_visit", "c_scale",
+      "full_search_fraction", "cheap_simulations"};
+  size_t at = 0;
+  for (const std::string& key : keys) {
+    const size_t found = json.find("\"" + key + "\": ", at);
+    ASSERT_NE(found, std::string::npos) << key << " in " << json;
+    at = found;
+  }
+  for (const char* field : {"\"search\": \"gumbel\"", "\"gumbel_considered\": 8", "\"c_visit\": 30", "\"c_scale\": 0.5",
+                            "\"full_search_fraction\": 0.25", "\"cheap_simulations\": 5}"})
+    EXPECT_NE(json.find(field), std::string::npos) << field << " in " << json;
+  EXPECT_NE(config_json(SelfPlayConfig{}).find("\"search\": \"puct\""), std::string::npos);
+}
+
+SelfPlayConfig capped_config(float full_search_fraction) {
+  SelfPlayConfig c = small_config();
+  c.search.simulations = 40;
+  c.cheap_simulations = 10;
+  c.full_search_fraction = full_search_fraction;
+  return c;
+}
+
+// Playout cap randomization: about the fraction asked of the moves get the full search,
+// the others the cheap one; which ones depends on the game's seed only.
+TEST(SelfPlay, PlayoutCapRandomizationFlagsCheapSearches) {
+  FunctionEvaluator uniform(uniform_evaluation);
+  // Per game index: the moves and which searches were full.
+  using Played = std::map<std::int64_t, std::pair<std::vector<chess::Move>, std::vector<bool>>>;
+  const auto played = [](const std::vector<FinishedGame>& games) {
+    Played out;
+    for (const FinishedGame& g : games)
+      for (const PlyRecord& p : g.plies) {
+        out[g.index].first.push_back(p.played);
+        out[g.index].second.push_back(p.full_search);
+      }
+    return out;
+  };
+  const auto games = play_all(capped_config(0.5f), uniform);
+  int full = 0, cheap = 0, exact = 0;
+  for (const FinishedGame& g : games) {
+    for (const PlyRecord& p : g.plies) {
+      const std::uint32_t total = std::accumulate(p.visits.begin(), p.visits.end(), 0u);
+      // One simulation expands the root; a move proven lost counts none.
+      const std::uint32_t expected = p.full_search ? 39u : 9u;
+      EXPECT_LE(total, expected);
+      exact += total == expected;
+      ++(p.full_search ? full : cheap);
+    }
+  }
+  const int plies = full + cheap;
+  ASSERT_GT(plies, 100);
+  EXPECT_GT(full, plies * 3 / 10);
+  EXPECT_GT(cheap, plies * 3 / 10);
+  EXPECT_GE(exact, plies * 9 / 10);
+  // The same seed, the same games and flags, however many games are in progress at once;
+  // another seed, other flags.
+  SelfPlayConfig one_at_a_time = capped_config(0.5f);
+  one_at_a_time.parallel = 1;
+  EXPECT_EQ(played(play_all(one_at_a_time, uniform)), played(games));
+  SelfPlayConfig other_seed = capped_config(0.5f);
+  other_seed.seed += 1000;
+  EXPECT_NE(played(play_all(other_seed, uniform)), played(games));
+  // Everything cheap, or everything full.
+  for (float fraction : {0.0f, 1.0f})
+    for (const FinishedGame& g : play_all(capped_config(fraction), uniform))
+      for (const PlyRecord& p : g.plies) EXPECT_EQ(p.full_search, fraction == 1.0f);
+}
+
+// At fraction 1 (the default) nothing is drawn: the games are those of a run without the
+// option, searched in full.
+TEST(SelfPlay, FullSearchFractionOneChangesNothing) {
+  RolloutEvaluator a(5), b(5), c(5);
+  SelfPlayConfig plain = small_config();
+  plain.search.simulations = 24;
+  SelfPlayConfig with_option = plain;
+  set_option(with_option, "full_search_fraction", "1");
+  set_option(with_option, "cheap_simulations", "3");
+  const auto first = play_all(plain, a), second = play_all(with_option, b);
+  ASSERT_EQ(first.size(), second.size());
+  for (size_t i = 0; i < first.size(); ++i) {
+    EXPECT_EQ(first[i].moves, second[i].moves);
+    ASSERT_EQ(first[i].plies.size(), second[i].plies.size());
+    for (size_t j = 0; j < first[i].plies.size(); ++j) {
+      EXPECT_EQ(first[i].plies[j].visits, second[i].plies[j].visits);
+      EXPECT_TRUE(second[i].plies[j].full_search);
+    }
+  }
+  // Below 1 the searches change (the check above could fail).
+  SelfPlayConfig capped = plain;
+  set_option(capped, "full_search_fraction", "0.5");
+  set_option(capped, "cheap_simulations", "3");
+  const auto third = play_all(capped, c);
+  bool differs = false;
+  for (size_t i = 0; i < first.size(); ++i) differs |= first[i].moves != third[i].moves;
+  EXPECT_TRUE(differs);
+}
+
+// first_game=k plays game k of a run started at 0, whatever the games around it.
+TEST(SelfPlay, FirstGameOptionReproducesThatGame) {
+  FunctionEvaluator uniform(uniform_evaluation);
+  SelfPlayConfig config = small_config();  // four games at a time
+  const auto all = play_all(config, uniform);
+  for (int k : {0, 3, 5}) {
+    SelfPlayConfig one = small_config();
+    set_option(one, "first_game", std::to_string(k));
+    set_option(one, "games", "1");
+    const auto game = play_all(one, uniform);
+    ASSERT_EQ(game.size(), 1u);
+    EXPECT_EQ(game[0].index, k);
+    const auto same = std::find_if(all.begin(), all.end(), [&](const FinishedGame& g) { return g.index == k; });
+    ASSERT_NE(same, all.end());
+    EXPECT_EQ(game[0].seed, same->seed);
+    EXPECT_EQ(game[0].moves, same->moves);
+  }
+}
+
+// Gumbel self-play: complete games of legal moves whose stored policy targets are improved
+// policies (distributions over every legal move), with the visits on the considered moves.
+TEST(SelfPlay, GumbelGamesStoreImprovedPolicies) {
+  RolloutEvaluator pure(11);
+  SelfPlayConfig config = small_config();
+  set_option(config, "search", "gumbel");
+  set_option(config, "gumbel_considered", "4");
+  set_option(config, "simulations", "17");
+  set_option(config, "max_plies", "40");
+  const auto games = play_all(config, pure);
+  ASSERT_EQ(games.size(), 6u);
+  int plies = 0, spread = 0;
+  for (const FinishedGame& g : games) {
+    chess::Game replay(g.start);
+    for (size_t i = 0; i < g.plies.size(); ++i) {
+      const PlyRecord& p = g.plies[i];
+      ++plies;
+      ASSERT_EQ(p.board.key, replay.board().key);
+      ASSERT_EQ(int(p.moves.size()), chess::count_legal_moves(p.board));
+      ASSERT_NE(std::find(p.moves.begin(), p.moves.end(), p.played), p.moves.end());
+      ASSERT_EQ(p.policy.size(), p.moves.size());
+      EXPECT_NEAR(std::accumulate(p.policy.begin(), p.policy.end(), 0.0), 1.0, 1e-5);
+      const auto visited = std::count_if(p.visits.begin(), p.visits.end(), [](std::uint32_t v) { return v > 0; });
+      EXPECT_LE(visited, 4);
+      EXPECT_LE(std::accumulate(p.visits.begin(), p.visits.end(), 0u), 16u);
+      // Not the visit shares: unvisited moves get some of the target too.
+      spread += std::count_if(p.policy.begin(), p.policy.end(), [](float x) { return x > 0; }) > visited;
+      replay.play(p.played);
+    }
+    EXPECT_EQ(replay.moves(), g.moves);
+    if (g.termination == "max_plies")
+      EXPECT_EQ(g.moves.size(), 40u);
+    else
+      EXPECT_EQ(std::string(chess::status_name(replay.status())), g.termination);
+  }
+  EXPECT_GE(spread, plies / 2);
+}
+
+// Under Gumbel the move played ignores the temperature and the move choice's random
+// stream: without noise, games of different seeds are the same game.
+TEST(SelfPlay, GumbelWithoutNoiseIgnoresTheTemperature) {
+  FunctionEvaluator uniform(uniform_evaluation);
+  SelfPlayConfig config = small_config();
+  set_option(config, "search", "gumbel");
+  set_option(config, "noise", "false");
+  set_option(config, "temperature", "2");
+  set_option(config, "final_temperature", "2");
+  const auto games = play_all(config, uniform);
+  for (const FinishedGame& g : games) EXPECT_EQ(g.moves, games.front().moves);
+  // The same under PUCT: the temperature makes the games differ.
+  config.search.root_search = RootSearch::kPuct;
+  const auto puct = play_all(config, uniform);
+  bool differs = false;
+  for (const FinishedGame& g : puct) differs |= g.moves != puct.front().moves;
+  EXPECT_TRUE(differs);
 }
 
 // A measurement, not a check (run with --gtest_also_run_disabled_tests): the evaluation
