@@ -271,6 +271,11 @@ Options parse_options(const std::vector<std::string>& args) {
 }
 
 int run_selfplay(Options o) {
+  // The client numbers the games itself: a run resumes after its stored games.
+  for (const auto& given : o.config.options_given)
+    if (given.first == "first_game")
+      throw UsageError("--option first_game: pgmate selfplay numbers a run's games itself (a resumed run goes on "
+                       "after its stored games)");
   // Where the games go, and which of them: the run's missing games (--db), or --games N
   // from the seed (--pgn).
   std::unique_ptr<SelfplayStore> store;

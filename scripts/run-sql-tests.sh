@@ -37,3 +37,7 @@ dropdb --if-exists pgmate_train_test
 createdb pgmate_train_test
 tests/cli/train.sh "$pgmate" pgmate_train_test
 dropdb pgmate_train_test
+dropdb --if-exists pgmate_learn_test
+createdb pgmate_learn_test
+tests/cli/learn.sh "$pgmate" pgmate_learn_test
+dropdb pgmate_learn_test

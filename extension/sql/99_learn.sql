@@ -176,6 +176,11 @@ CREATE FUNCTION pgmate.learning_settings(given jsonb, stored jsonb DEFAULT NULL)
       RAISE EXCEPTION 'learn option "veto_threshold" (%) must be below "promotion_threshold" (%)',
         resolved->'veto_threshold', resolved->'promotion_threshold' USING ERRCODE = 'invalid_parameter_value';
     END IF;
+    IF resolved->>'openings' = 'eco' AND NOT EXISTS (SELECT 1 FROM pgmate.openings) THEN
+      RAISE EXCEPTION 'learn option "openings": "eco" needs the ECO lines in pgmate.openings'
+        USING ERRCODE = 'invalid_parameter_value',
+              HINT = 'Load them with pgmate import --openings, or give "openings": "startpos".';
+    END IF;
     RETURN resolved;
   END
   $$;
@@ -215,7 +220,8 @@ CREATE VIEW pgmate.learning_options AS
     (28, 'kl_warning', 'number', 0, 100, NULL, '0.15', false, 'a KL above this is warned about'),
     (29, 'kl_arena', 'number', 0, 100, NULL, '0.3', false, 'a KL above this calls an arena round at once'),
     (30, 'seed', 'int', 0, 9.2e18, NULL, NULL, false, 'seeds self-play, sampling and arena openings (default: random)'),
-    (31, 'stop_after', 'text', NULL, NULL, '{selfplay,training}', NULL, true, 'this call stops after that step of its first iteration (the iteration stays in progress)')
+    (31, 'openings', 'text', NULL, NULL, '{eco,startpos}', '"eco"', false, 'arena openings: pgmate.openings drawn by the seed (pgmate import --openings loads them), or the start position'),
+    (32, 'stop_after', 'text', NULL, NULL, '{selfplay,training}', NULL, true, 'this call stops after that step of its first iteration (the iteration stays in progress)')
   ) AS o (position, name, kind, low, high, choices, default_value, per_call, description);
 COMMENT ON VIEW pgmate.learning_options IS 'the options of CALL pgmate.learn and pgmate learn: kind, bounds, default, meaning';
 
@@ -316,13 +322,13 @@ COMMENT ON FUNCTION pgmate.learning_data(bigint, int) IS
 -- One match of an arena round, played (or resumed, or found finished) under its name; its
 -- result from the candidate's side as the jsonb of learning_iterations.arena.
 CREATE PROCEDURE pgmate.learning_match(name text, candidate jsonb, opponent jsonb, games int, seed bigint,
-                                       max_plies int, parallel int, INOUT result jsonb DEFAULT NULL)
+                                       max_plies int, parallel int, openings text, INOUT result jsonb DEFAULT NULL)
   LANGUAGE plpgsql
   AS $$
   BEGIN
     IF NOT EXISTS (SELECT 1 FROM pgmate.matches m WHERE m.name = learning_match.name AND m.status <> 'running') THEN
       CALL pgmate.arena(candidate, opponent, games,
-                        jsonb_build_object('name', name, 'seed', seed, 'openings', 'eco', 'max_plies', max_plies,
+                        jsonb_build_object('name', name, 'seed', seed, 'openings', openings, 'max_plies', max_plies,
                                            'parallel', least(parallel, games)));
     END IF;
     SELECT jsonb_build_object('match', r.name, 'opponent', opponent, 'games', r.games, 'wins', r.wins,
@@ -331,7 +337,7 @@ CREATE PROCEDURE pgmate.learning_match(name text, candidate jsonb, opponent json
       INTO result FROM pgmate.match_results r WHERE r.name = learning_match.name;
   END
   $$;
-REVOKE ALL ON PROCEDURE pgmate.learning_match(text, jsonb, jsonb, int, bigint, int, int, jsonb) FROM PUBLIC;
+REVOKE ALL ON PROCEDURE pgmate.learning_match(text, jsonb, jsonb, int, bigint, int, int, text, jsonb) FROM PUBLIC;
 
 -- Runs `iterations` iterations of the learning run `run` (a new run with `options`, or an
 -- existing one going on where it stopped). See pgmate.learning_options for the options.
@@ -501,7 +507,7 @@ CREATE PROCEDURE pgmate.learn(run text, iterations int, options jsonb DEFAULT '{
         CALL pgmate.learning_match(label || ':best', to_jsonb(format('net:%s:%s', candidate, s->>'arena_simulations')),
                                    to_jsonb(format('net:%s:%s', r.best_network, s->>'arena_simulations')),
                                    (s->>'arena_games')::int, (s->>'seed')::bigint + k, (s->>'max_plies')::int,
-                                   (s->>'parallel')::int, m);
+                                   (s->>'parallel')::int, s->>'openings', m);
         arena := jsonb_build_object('best', m);
         IF (s->>'veto_games')::int > 0 THEN
           -- an older best, drawn by the seed, and the start network (when not the best itself)
@@ -513,7 +519,7 @@ CREATE PROCEDURE pgmate.learn(run text, iterations int, options jsonb DEFAULT '{
             CALL pgmate.learning_match(label || ':older', to_jsonb(format('net:%s:%s', candidate, s->>'arena_simulations')),
                                        to_jsonb(format('net:%s:%s', older, s->>'arena_simulations')),
                                        (s->>'veto_games')::int, (s->>'seed')::bigint + k, (s->>'max_plies')::int,
-                                       (s->>'parallel')::int, m);
+                                       (s->>'parallel')::int, s->>'openings', m);
             arena := arena || jsonb_build_object('older', m);
             veto_scores := veto_scores || (m->>'score')::float8;
           END IF;
@@ -521,7 +527,7 @@ CREATE PROCEDURE pgmate.learn(run text, iterations int, options jsonb DEFAULT '{
             CALL pgmate.learning_match(label || ':start', to_jsonb(format('net:%s:%s', candidate, s->>'arena_simulations')),
                                        to_jsonb(format('net:%s:%s', r.start_network, s->>'arena_simulations')),
                                        (s->>'veto_games')::int, (s->>'seed')::bigint + k, (s->>'max_plies')::int,
-                                       (s->>'parallel')::int, m);
+                                       (s->>'parallel')::int, s->>'openings', m);
             arena := arena || jsonb_build_object('start', m);
             veto_scores := veto_scores || (m->>'score')::float8;
           END IF;
@@ -529,11 +535,11 @@ CREATE PROCEDURE pgmate.learn(run text, iterations int, options jsonb DEFAULT '{
         IF (s->>'sanity_games')::int > 0 THEN
           CALL pgmate.learning_match(label || ':random', to_jsonb(format('net:%s:%s', candidate, s->>'arena_simulations')),
                                      '"random"', (s->>'sanity_games')::int, (s->>'seed')::bigint + k,
-                                     (s->>'max_plies')::int, (s->>'parallel')::int, m);
+                                     (s->>'max_plies')::int, (s->>'parallel')::int, s->>'openings', m);
           arena := arena || jsonb_build_object('random', m);
           CALL pgmate.learning_match(label || ':mcts', to_jsonb(format('net:%s:%s', candidate, s->>'arena_simulations')),
                                      to_jsonb(format('mcts:%s', s->>'arena_simulations')), (s->>'sanity_games')::int,
-                                     (s->>'seed')::bigint + k, (s->>'max_plies')::int, (s->>'parallel')::int, m);
+                                     (s->>'seed')::bigint + k, (s->>'max_plies')::int, (s->>'parallel')::int, s->>'openings', m);
           arena := arena || jsonb_build_object('mcts', m);
         END IF;
         decision := pgmate.learning_decision((arena->'best'->>'score')::float8, veto_scores,

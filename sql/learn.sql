@@ -1,0 +1,133 @@
+-- CALL pgmate.learn: the learning loop with every step as rows. Short games (max_plies 10)
+-- end as draws, so every arena score is 0.5 and the decisions follow from the thresholds
+-- alone: the paths of the loop are tested here, its strength in bench/learn.
+SELECT pgmate.wait_for_worker();
+SELECT coalesce(max(id), 0) AS before FROM pgmate.games \gset
+SELECT pgmate.import_pgn($$
+[Result "1-0"]
+1. e4 e5 2. Nf3 Nc6 3. Bb5 a6 4. Ba4 Nf6 5. O-O Be7 1-0
+
+[Result "0-1"]
+1. d4 d5 2. c4 e6 3. Nc3 Nf6 4. Bg5 Be7 0-1
+
+[Result "1/2-1/2"]
+1. e4 c5 2. Nf3 d6 3. d4 cxd4 4. Nxd4 Nf6 5. Nc3 a6 1/2-1/2
+$$) AS imported;
+CREATE TABLE learn_pretrain AS SELECT * FROM pgmate.game_targets WHERE game_id > :before;
+SELECT pgmate.init_network('learn start', '{"filters": 8, "blocks": 1, "attention_blocks": 0, "policy_head": "conv"}',
+                           seed => 5) AS net \gset
+
+-- the pure parts: decisions and escalation levels
+SELECT s AS score, v AS veto_scores, pgmate.learning_decision(s, v, 0.55, 0.35)
+FROM (VALUES (0.6, '{}'::float8[]), (0.55, '{0.4,0.5}'), (0.6, '{0.5,0.34}'), (0.5, '{}'), (0.3, '{}'),
+             (0.35, '{0.35}')) AS c (s, v);
+SELECT level, e.* FROM generate_series(1, 4) level, pgmate.learning_escalation(level, 0.5, 0.001, 0) e;
+SELECT * FROM pgmate.learning_escalation(4, 0.9, 0.001, 0.3);
+
+-- bad calls: clear errors, nothing stored
+CALL pgmate.learn('bad', 1, '{"gamez": 3}');
+CALL pgmate.learn('bad', 1, '{"games": 3.5}');
+CALL pgmate.learn('bad', 1, '{"games": "many"}');
+CALL pgmate.learn('bad', 1, '{"search": "mcts"}');
+CALL pgmate.learn('bad', 1, '{"arena_games": 3}');
+CALL pgmate.learn('bad', 1, '{"veto_threshold": 0.6}');
+CALL pgmate.learn('bad', 1, '{"pretrain_mix": 0.5}');
+CALL pgmate.learn('bad', 1, '[1, 2]');
+CALL pgmate.learn('bad', 1, '{"network": 999999, "openings": "startpos"}');
+CALL pgmate.learn('bad', 1, '{"openings": "eco"}');
+CALL pgmate.learn(NULL, 1);
+CALL pgmate.learn('bad', -1);
+BEGIN;
+SET LOCAL client_min_messages = warning;
+CALL pgmate.learn('in a transaction', 1, '{"network": 1, "openings": "startpos"}');
+ROLLBACK;
+SELECT count(*) AS runs FROM pgmate.learning_runs;
+
+-- a run: two iterations, each candidate promoted (0.5 reaches a promotion threshold of 0.5)
+\set options '{"network": ' :net ', "games": 4, "simulations": 8, "parallel": 4, "max_plies": 10, "steps": 4, "batch": 16, "arena_games": 2, "veto_games": 2, "sanity_games": 2, "arena_simulations": 4, "promotion_threshold": 0.5, "veto_threshold": 0.35, "search": "gumbel", "full_search_fraction": 0.5, "value_target": "mix", "pretrain_data": "SELECT * FROM learn_pretrain", "seed": 7, "openings": "startpos"}'
+SET client_min_messages = error;
+CALL pgmate.learn('promoting', 2, :'options');
+RESET client_min_messages;
+SELECT name, iterations, veto_level, status, start_network = :net AS from_net, best_network <> :net AS moved_on,
+       best_network = current_network AS best_is_current, settings->>'search' AS search, settings->'kl_weight' AS kl_weight
+FROM pgmate.learning_runs WHERE name = 'promoting';
+SELECT iteration, decision, games, positions > 0 AS played, window_positions > 0 AS window,
+       pretrain_positions > 0 AS mixed, policy_loss > 0 AS trained, kl >= 0 AS kl, arena ? 'best' AS best,
+       arena ? 'older' AS older, arena ? 'start' AS start, arena ? 'random' AS random, arena ? 'mcts' AS mcts,
+       promotion_score, i.veto_level, i.pretrain_mix, i.lr
+FROM pgmate.learning_iterations i JOIN pgmate.learning_runs r ON r.id = i.run_id
+WHERE r.name = 'promoting' ORDER BY iteration;
+-- the candidate of iteration 2 was trained from the best of iteration 1, against the start
+SELECT i.iteration, n.parent_id = i.best_network AS from_best, (n.training->'settings'->>'kl_reference')::bigint = :net AS kl_to_start
+FROM pgmate.learning_iterations i JOIN pgmate.learning_runs r ON r.id = i.run_id
+JOIN pgmate.networks n ON n.id = i.candidate WHERE r.name = 'promoting' ORDER BY i.iteration;
+-- the games, labelled by run and iteration, with cheap searches flagged
+SELECT g.selfplay->>'run' ~ '^learn:[0-9]+:[12]$' AS labelled, count(DISTINCT g.id) AS games,
+       bool_or(p.full_search) AS some_full, bool_or(NOT p.full_search) AS some_cheap
+FROM pgmate.games g JOIN pgmate.selfplay_positions p ON p.game_id = g.id
+WHERE g.source = 'selfplay' AND g.selfplay->>'run' LIKE 'learn:%'
+GROUP BY 1;
+-- the matches of the arena rounds, whole
+SELECT regexp_replace(name, '^learn:[0-9]+:', '') AS match, games, status FROM pgmate.matches
+WHERE name LIKE 'learn:%' ORDER BY id;
+-- the training rows of iteration 1: self-play policies (cheap searches left out) and
+-- pretraining moves, in the share asked for
+SELECT count(*) FILTER (WHERE played IS NULL) AS selfplay, count(*) FILTER (WHERE played IS NOT NULL) AS pretraining,
+       bool_and(abs(wdl[1] + wdl[2] + wdl[3] - 1) < 1e-5) AS wdl_sums_to_1
+FROM pgmate.learning_data((SELECT id FROM pgmate.learning_runs WHERE name = 'promoting'), 1);
+
+-- an existing run keeps its settings
+CALL pgmate.learn('promoting', 1, '{"games": 5}');
+DO $$
+BEGIN
+  CALL pgmate.learn('promoting', 1, '{"network": 99999999}');
+EXCEPTION WHEN invalid_parameter_value THEN
+  RAISE NOTICE '%', regexp_replace(SQLERRM, 'network [0-9]+,', 'network N,');
+END $$;
+
+-- a call that stops after self-play leaves the iteration in progress; the next goes on
+-- with the same games and finishes it
+SET client_min_messages = error;
+CALL pgmate.learn('promoting', 1, '{"stop_after": "selfplay"}');
+RESET client_min_messages;
+SELECT iterations FROM pgmate.learning_runs WHERE name = 'promoting';
+SELECT count(*) AS games_of_iteration_3 FROM pgmate.games g JOIN pgmate.learning_runs r ON r.name = 'promoting'
+WHERE g.selfplay->>'run' = 'learn:' || r.id || ':3';
+SET client_min_messages = error;
+CALL pgmate.learn('promoting', 1);
+RESET client_min_messages;
+SELECT iterations FROM pgmate.learning_runs WHERE name = 'promoting';
+SELECT count(*) AS games_of_iteration_3, count(DISTINCT g.selfplay->>'index') AS indices
+FROM pgmate.games g JOIN pgmate.learning_runs r ON r.name = 'promoting'
+WHERE g.selfplay->>'run' = 'learn:' || r.id || ':3';
+SELECT count(*) AS training_runs_of_iteration_3 FROM pgmate.training_runs t JOIN pgmate.learning_runs r ON r.name = 'promoting'
+WHERE t.data = format('SELECT * FROM pgmate.learning_data(%s, 3)', r.id);
+
+-- vetoes escalate: every candidate scores 0.5, below a veto threshold of 0.51
+\set options '{"network": ' :net ', "games": 4, "simulations": 8, "parallel": 4, "max_plies": 10, "steps": 4, "batch": 16, "arena_games": 2, "veto_games": 0, "sanity_games": 0, "arena_simulations": 4, "promotion_threshold": 0.9, "veto_threshold": 0.51, "search": "puct", "pretrain_data": "SELECT * FROM learn_pretrain", "pretrain_mix": 0.3, "seed": 8, "openings": "startpos"}'
+SET client_min_messages = error;
+CALL pgmate.learn('vetoing', 4, :'options');
+RESET client_min_messages;
+SELECT iteration, decision, i.veto_level, i.pretrain_mix, i.lr, excluded_games, i.best_network = :net AS best_kept
+FROM pgmate.learning_iterations i JOIN pgmate.learning_runs r ON r.id = i.run_id
+WHERE r.name = 'vetoing' ORDER BY iteration;
+SELECT veto_level, round(pretrain_mix::numeric, 2) AS pretrain_mix, lr, current_share, best_network = :net AS best_kept,
+       current_network = :net AS restored
+FROM pgmate.learning_runs WHERE name = 'vetoing';
+-- excluded games stay, out of the window: 25% after the first veto, 50% after the fourth
+SELECT e.iteration, count(*) AS excluded FROM pgmate.learning_exclusions e
+JOIN pgmate.learning_runs r ON r.id = e.run_id WHERE r.name = 'vetoing' GROUP BY e.iteration ORDER BY 1;
+SELECT count(*) AS games_kept FROM pgmate.games g JOIN pgmate.learning_runs r ON r.name = 'vetoing'
+WHERE g.selfplay->>'run' LIKE 'learn:' || r.id || ':%';
+-- level 3 on: 30% of the games (here 1 of 4) with the current network, here the restored best
+SELECT count(*) FILTER (WHERE (g.selfplay->>'index')::int >= 3) AS by_current
+FROM pgmate.games g JOIN pgmate.learning_runs r ON r.name = 'vetoing'
+WHERE g.selfplay->>'run' = 'learn:' || r.id || ':4';
+
+-- what a run looks like
+SELECT run, iteration, decision, games, score_vs_best, veto_level FROM pgmate.learning_log ORDER BY run, iteration;
+SELECT left(pgmate.learning_chart('promoting'), 4) AS svg, pgmate.learning_chart('promoting') LIKE '%</svg>%' AS whole,
+       pgmate.learning_chart('promoting') LIKE '%learning run promoting: arena%' AS arena_chart;
+SELECT pgmate.learning_chart('no such run');
+SELECT pgmate.learning_chart('promoting', 10, 10);
+SELECT name, kind, default_value FROM pgmate.learning_options WHERE name IN ('games', 'search', 'pretrain_mix') ORDER BY position;
