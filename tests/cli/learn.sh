@@ -62,7 +62,8 @@ snapshot() {
 }
 # A run's stored iterations are whole: as many rows as the run counts, each with its games.
 whole_iterations() {
-  q "SELECT r.iterations = count(i.iteration) AND bool_and(coalesce(i.games = 6 AND i.training_run IS NOT NULL, true))
+  q "SELECT r.iterations = count(i.iteration)
+            AND coalesce(bool_and(i.games = 6 AND i.training_run IS NOT NULL) FILTER (WHERE i.iteration IS NOT NULL), true)
      FROM pgmate.learning_runs r LEFT JOIN pgmate.learning_iterations i ON i.run_id = r.id
      WHERE r.name = '$1' GROUP BY r.iterations"
 }
