@@ -34,7 +34,10 @@ CALL pgmate.learn('bad', 1, '{"veto_threshold": 0.6}');
 CALL pgmate.learn('bad', 1, '{"pretrain_mix": 0.5}');
 CALL pgmate.learn('bad', 1, '[1, 2]');
 CALL pgmate.learn('bad', 1, '{"network": 999999, "openings": "startpos"}');
+BEGIN;  -- a database without the ECO lines
+DELETE FROM pgmate.openings;
 CALL pgmate.learn('bad', 1, '{"openings": "eco"}');
+ROLLBACK;
 CALL pgmate.learn(NULL, 1);
 CALL pgmate.learn('bad', -1);
 BEGIN;
