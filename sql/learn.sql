@@ -3,6 +3,11 @@
 -- alone: the paths of the loop are tested here, its strength in bench/learn.
 SELECT pgmate.wait_for_worker();
 SELECT coalesce(max(id), 0) AS before FROM pgmate.games \gset
+-- the suites share one database: this one leaves it as it found it (see the end)
+SELECT g.last_value AS games_seq, g.is_called AS games_called, n.last_value AS networks_seq,
+       n.is_called AS networks_called, m.last_value AS matches_seq, m.is_called AS matches_called,
+       t.last_value AS runs_seq, t.is_called AS runs_called
+FROM pgmate.games_id_seq g, pgmate.networks_id_seq n, pgmate.matches_id_seq m, pgmate.training_runs_id_seq t \gset
 SELECT pgmate.import_pgn($$
 [Result "1-0"]
 1. e4 e5 2. Nf3 Nc6 3. Bb5 a6 4. Ba4 Nf6 5. O-O Be7 1-0
@@ -134,3 +139,18 @@ SELECT left(pgmate.learning_chart('promoting'), 4) AS svg, pgmate.learning_chart
 SELECT pgmate.learning_chart('no such run');
 SELECT pgmate.learning_chart('promoting', 10, 10);
 SELECT name, kind, default_value FROM pgmate.learning_options WHERE name IN ('games', 'search', 'pretrain_mix') ORDER BY position;
+
+-- leave the database as it was: later suites count games and name networks by id
+DELETE FROM pgmate.learning_runs;
+DELETE FROM pgmate.matches WHERE name LIKE 'learn:%';
+DELETE FROM pgmate.games WHERE id > :before;
+DELETE FROM pgmate.training_runs WHERE network_id >= :net;
+DELETE FROM pgmate.networks WHERE id >= :net;
+DROP TABLE learn_pretrain;
+SELECT setval('pgmate.games_id_seq', :games_seq, :'games_called'::bool), setval('pgmate.networks_id_seq', :networks_seq, :'networks_called'::bool),
+       setval('pgmate.matches_id_seq', :matches_seq, :'matches_called'::bool),
+       setval('pgmate.training_runs_id_seq', :runs_seq, :'runs_called'::bool) \gset
+-- and the worker forgets the networks of this suite, whose ids later suites use again
+SELECT pgmate.kill_worker() AS killed \gset
+SELECT pg_sleep(0.5) \gset
+SELECT pgmate.wait_for_worker() AS back \gset

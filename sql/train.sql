@@ -118,7 +118,7 @@ SELECT status, error LIKE '%not finite%' AS not_finite, new_network IS NULL AS n
 
 -- clean up: the next suites count runs and networks of their own
 DROP TABLE train_rows;
-TRUNCATE pgmate.training_runs, pgmate.training_checkpoints, pgmate.training_progress;
+TRUNCATE pgmate.training_runs, pgmate.training_checkpoints, pgmate.training_progress, pgmate.learning_iterations;
 UPDATE pgmate.networks SET parent_id = NULL WHERE parent_id IS NOT NULL;
 DELETE FROM pgmate.networks WHERE name IN ('to train', 'trained', 'resumed');
 DELETE FROM pgmate.games WHERE id > :before;

@@ -596,7 +596,8 @@ CREATE PROCEDURE pgmate.learn(run text, iterations int, options jsonb DEFAULT '{
       FROM pgmate.games g WHERE g.source = 'selfplay' AND g.selfplay->>'run' = label;
       SELECT tr.samples INTO window_count FROM pgmate.training_runs tr WHERE tr.id = training_run;
       pretrain_count := CASE WHEN r.pretrain_mix > 0
-                             THEN window_count - round(window_count * (1 - r.pretrain_mix))::bigint ELSE 0 END;
+                             THEN (SELECT count(*) FROM pgmate.learning_data(r.id, k) d WHERE d.played IS NOT NULL)
+                             ELSE 0 END;
       excluded := 0;
       IF decision = 'vetoed' THEN
         SELECT * INTO esc FROM pgmate.learning_escalation(least(r.veto_level + 1, 4), r.pretrain_mix, r.lr,
