@@ -618,40 +618,30 @@ CREATE PROCEDURE pgmate.learn(run text, iterations int, options jsonb DEFAULT '{
                                                             WHERE e.run_id = r.id AND e.game_id = g2.id)));
           GET DIAGNOSTICS excluded = ROW_COUNT;
         END IF;
-        INSERT INTO pgmate.learning_iterations
-          (run_id, iteration, best_network, candidate, training_run, games, positions, window_positions,
-           pretrain_positions, policy_loss, value_loss, kl, holdout_top1, arena, promotion_score, promotion_elo,
-           promotion_elo_lower, promotion_elo_upper, decision, reason, veto_level, pretrain_mix, lr, excluded_games,
-           selfplay_seconds, training_seconds, arena_seconds)
-        VALUES (r.id, k, r.best_network, candidate, training_run, game_count, position_count,
-                window_count - pretrain_count, pretrain_count, last_log.policy_loss, last_log.value_loss, last_log.kl,
-                last_log.holdout_top1, arena, (arena->'best'->>'score')::float8, (arena->'best'->>'elo')::float8,
-                (arena->'best'->>'elo_lower')::float8, (arena->'best'->>'elo_upper')::float8, decision, reason,
-                least(r.veto_level + 1, 4), r.pretrain_mix, r.lr, excluded, selfplay_seconds, training_seconds,
-                arena_seconds);
         UPDATE pgmate.learning_runs
         SET iterations = k, current_network = best_network, veto_level = least(veto_level + 1, 4),
             pretrain_mix = CASE WHEN settings ? 'pretrain_data' THEN esc.new_pretrain_mix ELSE pretrain_mix END,
             lr = esc.new_lr, current_share = esc.new_current_share, updated_at = now()
         WHERE id = r.id;
       ELSE
-        INSERT INTO pgmate.learning_iterations
-          (run_id, iteration, best_network, candidate, training_run, games, positions, window_positions,
-           pretrain_positions, policy_loss, value_loss, kl, holdout_top1, arena, promotion_score, promotion_elo,
-           promotion_elo_lower, promotion_elo_upper, decision, reason, veto_level, pretrain_mix, lr, excluded_games,
-           selfplay_seconds, training_seconds, arena_seconds)
-        VALUES (r.id, k, r.best_network, candidate, training_run, game_count, position_count,
-                window_count - pretrain_count, pretrain_count, last_log.policy_loss, last_log.value_loss, last_log.kl,
-                last_log.holdout_top1, arena, (arena->'best'->>'score')::float8, (arena->'best'->>'elo')::float8,
-                (arena->'best'->>'elo_lower')::float8, (arena->'best'->>'elo_upper')::float8, decision, reason,
-                CASE WHEN decision = 'promoted' THEN 0 ELSE r.veto_level END, r.pretrain_mix, r.lr, 0,
-                selfplay_seconds, training_seconds, arena_seconds);
         UPDATE pgmate.learning_runs
         SET iterations = k, current_network = candidate,
             best_network = CASE WHEN decision = 'promoted' THEN candidate ELSE best_network END,
             veto_level = CASE WHEN decision = 'promoted' THEN 0 ELSE veto_level END, updated_at = now()
         WHERE id = r.id;
       END IF;
+      INSERT INTO pgmate.learning_iterations
+        (run_id, iteration, best_network, candidate, training_run, games, positions, window_positions,
+         pretrain_positions, policy_loss, value_loss, kl, holdout_top1, arena, promotion_score, promotion_elo,
+         promotion_elo_lower, promotion_elo_upper, decision, reason, veto_level, pretrain_mix, lr, excluded_games,
+         selfplay_seconds, training_seconds, arena_seconds)
+      VALUES (r.id, k, r.best_network, candidate, training_run, game_count, position_count,
+              window_count - pretrain_count, pretrain_count, last_log.policy_loss, last_log.value_loss, last_log.kl,
+              last_log.holdout_top1, arena, (arena->'best'->>'score')::float8, (arena->'best'->>'elo')::float8,
+              (arena->'best'->>'elo_lower')::float8, (arena->'best'->>'elo_upper')::float8, decision, reason,
+              CASE decision WHEN 'promoted' THEN 0 WHEN 'vetoed' THEN least(r.veto_level + 1, 4) ELSE r.veto_level END,
+              r.pretrain_mix, r.lr, excluded,
+              selfplay_seconds, training_seconds, arena_seconds);
       RAISE NOTICE 'learn: run "%" iteration % %: %', run, k, decision, reason;
       COMMIT;
       candidate := NULL;
