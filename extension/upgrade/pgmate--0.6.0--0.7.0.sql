@@ -604,18 +604,15 @@ CREATE PROCEDURE pgmate.learn(run text, iterations int, options jsonb DEFAULT '{
                                                           r.current_share);
         IF esc.exclude_share > 0 THEN
           -- the newest share of the games the window could still use
+          WITH open_games AS (
+            SELECT g.id FROM pgmate.games g
+            WHERE g.source = 'selfplay'
+              AND g.selfplay->>'run' = ANY (ARRAY(SELECT 'learn:' || r.id || ':' || j FROM generate_series(1, k) j))
+              AND NOT EXISTS (SELECT 1 FROM pgmate.learning_exclusions e WHERE e.run_id = r.id AND e.game_id = g.id))
           INSERT INTO pgmate.learning_exclusions (run_id, game_id, iteration)
-          SELECT r.id, g.id, k FROM pgmate.games g
-          WHERE g.source = 'selfplay'
-            AND g.selfplay->>'run' = ANY (ARRAY(SELECT 'learn:' || r.id || ':' || j FROM generate_series(1, k) j))
-            AND NOT EXISTS (SELECT 1 FROM pgmate.learning_exclusions e WHERE e.run_id = r.id AND e.game_id = g.id)
-          ORDER BY g.id DESC
-          LIMIT ceil(esc.exclude_share * (SELECT count(*) FROM pgmate.games g2
-                                          WHERE g2.source = 'selfplay'
-                                            AND g2.selfplay->>'run' = ANY (ARRAY(SELECT 'learn:' || r.id || ':' || j
-                                                                                 FROM generate_series(1, k) j))
-                                            AND NOT EXISTS (SELECT 1 FROM pgmate.learning_exclusions e
-                                                            WHERE e.run_id = r.id AND e.game_id = g2.id)));
+          SELECT r.id, o.id, k FROM open_games o
+          ORDER BY o.id DESC
+          LIMIT ceil(esc.exclude_share * (SELECT count(*) FROM open_games));
           GET DIAGNOSTICS excluded = ROW_COUNT;
         END IF;
         UPDATE pgmate.learning_runs
