@@ -17,6 +17,7 @@ int uci_command(const std::vector<std::string>& args);
 int train_command(const std::vector<std::string>& args);
 int learn_command(const std::vector<std::string>& args);
 int report_command(const std::vector<std::string>& args);
+int generate_command(const std::vector<std::string>& args);
 
 extern const char* const kPerftUsage;
 extern const char* const kMovesUsage;
@@ -24,6 +25,7 @@ extern const char* const kSelfplayUsage;
 extern const char* const kPlayUsage;
 extern const char* const kArenaUsage;
 extern const char* const kUciUsage;
+extern const char* const kGenerateUsage;
 // Here rather than in import_command.cpp, which is built only with libpqxx.
 inline constexpr const char* kImportUsage =
     "pgmate import [--db CONNINFO] [--on-error fail|skip] [--batch N] FILE.pgn|-\n"

@@ -1,5 +1,5 @@
 // pgmate: the command-line front end (perft, moves, import, selfplay, play, arena, uci, train,
-// learn, report).
+// learn, report, generate).
 #include <cstring>
 #include <iostream>
 
@@ -22,6 +22,7 @@ void print_help(std::ostream& out) {
       << "  " << pgmate::cli::kTrainUsage << "\n"
       << "  " << pgmate::cli::kLearnUsage << "\n"
       << "  " << pgmate::cli::kReportUsage << "\n"
+      << "  " << pgmate::cli::kGenerateUsage << "\n"
 #ifndef PGMATE_HAVE_PQXX
       << "\nThis pgmate was built without libpqxx: import and selfplay --db are not available.\n"
 #endif
@@ -47,7 +48,8 @@ int main(int argc, char** argv) {
                               {"import", kImportUsage, import_command},       {"selfplay", kSelfplayUsage, selfplay_command},
                               {"play", kPlayUsage, play_command},             {"arena", kArenaUsage, arena_command},
                               {"uci", kUciUsage, uci_command},                {"train", kTrainUsage, train_command},
-                              {"learn", kLearnUsage, learn_command},          {"report", kReportUsage, report_command}};
+                              {"learn", kLearnUsage, learn_command},          {"report", kReportUsage, report_command},
+                              {"generate", kGenerateUsage, generate_command}};
   const Command* found = nullptr;
   for (const Command& c : commands)
     if (command == c.name) found = &c;

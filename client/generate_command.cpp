@@ -1,0 +1,255 @@
+// pgmate generate: a synthetic game corpus (core's chess::generate_game) as PGN, for
+// database benchmarks. Game i depends on (seed, i) alone, so the games are made on every
+// core, in chunks, and written in game order: the same command writes the same bytes on
+// any number of threads, and --games 10 writes the first games of --games 100.
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <iostream>
+#include <memory>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include "args.h"
+#include "chess/game_generator.h"
+#include "commands.h"
+#include "progress.h"
+
+namespace pgmate::cli {
+
+const char* const kGenerateUsage =
+    "pgmate generate --games N --seed S [--out FILE.pgn|-] [--book FILE.bin] [--threads T]";
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Games made and handed out together: large enough to amortise the hand-over, small
+// enough that the threads finish together.
+constexpr std::int64_t kChunkGames = 64;
+
+struct Options {
+  std::int64_t games = 0;
+  std::uint64_t seed = 0;
+  bool seeded = false;
+  std::string out = "-";
+  std::string book = std::string(chess::kDefaultBookPath);
+  int threads = int(std::max(1u, std::thread::hardware_concurrency()));
+};
+
+std::uint64_t parse_u64(const std::string& text, const std::string& option) {
+  std::uint64_t value = 0;
+  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (text.empty() || ec != std::errc() || ptr != text.data() + text.size())
+    throw UsageError(option + " must be an unsigned 64-bit integer, not \"" + text + "\"");
+  return value;
+}
+
+Options parse_options(const std::vector<std::string>& args) {
+  Options o;
+  bool counted = false;
+  const int max_threads = int(std::max(1u, std::thread::hardware_concurrency())) * 4;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    auto value = [&]() -> const std::string& {
+      if (i + 1 >= args.size()) throw UsageError(a + " needs a value");
+      return args[++i];
+    };
+    if (a == "--games") o.games = parse_count(value(), "--games", 1, 1000000000), counted = true;
+    else if (a == "--seed") o.seed = parse_u64(value(), "--seed"), o.seeded = true;
+    else if (a == "--out") o.out = value();
+    else if (a == "--book") o.book = value();
+    else if (a == "--threads") o.threads = parse_count(value(), "--threads", 1, max_threads);
+    else if (a.size() > 1 && a[0] == '-') throw UsageError("unknown option " + a);
+    else throw UsageError("unexpected argument \"" + a + "\"");
+  }
+  if (!counted) throw UsageError("--games N is required: how many games to generate");
+  if (!o.seeded) throw UsageError("--seed S is required: the corpus is the one its seed names");
+  if (o.out.empty()) throw UsageError("--out needs a file name (- for standard output)");
+  if (o.book.empty()) throw UsageError("--book needs a file name");
+  return o;
+}
+
+// Results counted as the games are written.
+struct Tally {
+  std::int64_t games = 0, white = 0, draws = 0, black = 0, plies = 0;
+  void add(const chess::GeneratedGame& g) {
+    ++games;
+    plies += std::int64_t(g.moves.size());
+    if (g.result == "1-0") ++white;
+    else if (g.result == "0-1") ++black;
+    else ++draws;
+  }
+  void add(const Tally& t) {
+    games += t.games, white += t.white, draws += t.draws, black += t.black, plies += t.plies;
+  }
+};
+
+// Where the games go, in game order, a chunk of PGN text at a time (games separated by
+// a blank line, as PGN files are).
+class GameSink {
+ public:
+  virtual ~GameSink() = default;
+  virtual void write(std::string_view pgn) = 0;
+  virtual void finish() = 0;
+  virtual std::string name() const = 0;
+};
+
+class PgnFileSink : public GameSink {
+ public:
+  explicit PgnFileSink(const std::string& path) : name_(path == "-" ? "standard output" : path) {
+    if (path == "-") {
+      file_ = stdout;
+    } else {
+      file_ = std::fopen(path.c_str(), "w");
+      if (!file_) throw UsageError("cannot write --out " + path + ": " + std::strerror(errno));
+      owned_ = true;
+    }
+  }
+  ~PgnFileSink() override {
+    if (owned_) std::fclose(file_);
+  }
+  void write(std::string_view pgn) override {
+    if (std::fwrite(pgn.data(), 1, pgn.size(), file_) != pgn.size()) fail();
+  }
+  void finish() override {
+    if (std::fflush(file_) != 0) fail();
+  }
+  std::string name() const override { return name_; }
+
+ private:
+  [[noreturn]] void fail() { throw std::runtime_error("cannot write the games to " + name_ + ": " + std::strerror(errno)); }
+  std::string name_;
+  std::FILE* file_ = nullptr;
+  bool owned_ = false;
+};
+
+// The one place a later `--db CONNINFO` plugs in: a GameSink that hands the PGN text to
+// the importer (import_command.cpp's PgnReader and COPY into pgmate.games, built only
+// with libpqxx; no_database.cpp would answer NotBuiltIn) instead of a file.
+std::unique_ptr<GameSink> open_sink(const Options& o) { return std::make_unique<PgnFileSink>(o.out); }
+
+// A finished chunk: its games' PGN text and results.
+struct Chunk {
+  std::string text;
+  Tally tally;
+  bool ready = false;
+};
+
+Chunk make_chunk(const chess::PolyglotBook& book, std::uint64_t seed, std::int64_t first, std::int64_t end) {
+  Chunk c;
+  for (std::int64_t i = first; i < end; ++i) {
+    const chess::GeneratedGame g = chess::generate_game(book, seed, std::uint64_t(i));
+    if (i > 0) c.text += '\n';  // the blank line before every game but the first
+    c.text += chess::to_pgn(g);
+    c.tally.add(g);
+  }
+  return c;
+}
+
+// Makes the chunks on `threads` threads and writes them in order through `sink`. At most
+// `window` chunks wait to be written, so memory stays bounded however large the corpus.
+Tally generate_ordered(const Options& o, const chess::PolyglotBook& book, GameSink& sink, Progress& progress) {
+  const std::int64_t chunks = (o.games + kChunkGames - 1) / kChunkGames;
+  const std::int64_t window = std::int64_t(o.threads) * 4;
+  std::vector<Chunk> ring(static_cast<std::size_t>(window));
+  std::mutex mu;
+  std::condition_variable cv;
+  std::int64_t next = 0, written = 0;
+  bool stop = false;
+  std::exception_ptr error;
+
+  auto worker = [&] {
+    for (;;) {
+      std::int64_t c;
+      {
+        std::unique_lock lock(mu);
+        cv.wait(lock, [&] { return stop || next >= chunks || next < written + window; });
+        if (stop || next >= chunks) return;
+        c = next++;
+      }
+      try {
+        Chunk done = make_chunk(book, o.seed, c * kChunkGames, std::min(o.games, (c + 1) * kChunkGames));
+        done.ready = true;
+        std::lock_guard lock(mu);
+        ring[std::size_t(c % window)] = std::move(done);
+      } catch (...) {
+        std::lock_guard lock(mu);
+        if (!error) error = std::current_exception();
+        stop = true;
+      }
+      cv.notify_all();
+    }
+  };
+
+  std::vector<std::thread> threads;
+  Tally tally;
+  std::uint64_t bytes = 0;
+  try {
+    for (int t = 0; t < o.threads; ++t) threads.emplace_back(worker);
+    for (std::int64_t c = 0; c < chunks; ++c) {
+      Chunk chunk;
+      {
+        std::unique_lock lock(mu);
+        Chunk& slot = ring[std::size_t(c % window)];
+        cv.wait(lock, [&] { return stop || slot.ready; });
+        if (stop) break;
+        chunk = std::move(slot);
+        slot = Chunk();
+        ++written;
+      }
+      cv.notify_all();
+      sink.write(chunk.text);
+      tally.add(chunk.tally);
+      bytes += chunk.text.size();
+      progress.update(bytes, std::uint64_t(tally.games));
+    }
+  } catch (...) {
+    {
+      std::lock_guard lock(mu);
+      if (!error) error = std::current_exception();
+      stop = true;
+    }
+    cv.notify_all();
+  }
+  for (std::thread& t : threads) t.join();
+  if (error) std::rethrow_exception(error);
+  return tally;
+}
+
+}  // namespace
+
+int generate_command(const std::vector<std::string>& args) {
+  const Options o = parse_options(args);
+  // The book first: a bad --book leaves an existing --out file alone.
+  const chess::PolyglotBook book = chess::PolyglotBook::load(o.book);
+  const std::unique_ptr<GameSink> sink = open_sink(o);
+
+  const auto t0 = Clock::now();
+  Progress progress(0, "games");
+  const Tally tally = generate_ordered(o, book, *sink, progress);
+  sink->finish();
+  progress.finish();
+  const double secs = std::chrono::duration<double>(Clock::now() - t0).count();
+
+  // The summary goes to standard output, or to standard error when the games do.
+  std::ostream& out = o.out == "-" ? std::cerr : std::cout;
+  out << "generated " << tally.games << " games (W/D/L " << tally.white << "/" << tally.draws << "/" << tally.black
+      << ", " << tally.plies << " plies, mean " << fixed(tally.games ? double(tally.plies) / double(tally.games) : 0, 1)
+      << ") in " << fixed(secs, 1) << " s: " << std::int64_t(secs > 0 ? double(tally.games) / secs : 0)
+      << " games/s on " << o.threads << " thread" << (o.threads == 1 ? "" : "s") << "; games in " << sink->name()
+      << "\n";
+  return 0;
+}
+
+}  // namespace pgmate::cli

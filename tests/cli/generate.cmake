@@ -1,0 +1,95 @@
+# pgmate generate: the same seed gives the same bytes on one thread and on several, to a
+# file and to standard output; a smaller --games is a prefix; the games read back with the
+# PGN reader pgmate import uses (PGN_CHECK); bad arguments and bad books exit 2 with the
+# reason and write nothing. Runs with the real book when it is installed, else with a
+# small book made here.
+file(REMOVE_RECURSE ${WORK_DIR})
+file(MAKE_DIRECTORY ${WORK_DIR})
+
+set(book /usr/share/games/gnuchess/book.bin)
+if(NOT EXISTS ${book})
+  # 1.e4 and 1.d4 for the start position (key 463b96181691fc9c): two 16-byte entries.
+  set(book ${WORK_DIR}/small.bin)
+  string(CONCAT hex "463b96181691fc9c" "031c" "0007" "00000000"
+                    "463b96181691fc9c" "02db" "0003" "00000000")
+  file(WRITE ${WORK_DIR}/small.hex "${hex}")
+  execute_process(COMMAND xxd -r -p ${WORK_DIR}/small.hex ${book} RESULT_VARIABLE rc)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "cannot make a test book (xxd): exit ${rc}")
+  endif()
+endif()
+
+function(run_ok)
+  execute_process(COMMAND ${PGMATE} ${ARGN} OUTPUT_VARIABLE out ERROR_VARIABLE err RESULT_VARIABLE rc)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "pgmate ${ARGN}: exit ${rc}; stdout: ${out}; stderr: ${err}")
+  endif()
+  set(out "${out}" PARENT_SCOPE)
+  set(err "${err}" PARENT_SCOPE)
+endfunction()
+
+set(summary "^generated 50 games \\(W/D/L [0-9]+/[0-9]+/[0-9]+, [0-9]+ plies, mean [0-9.]+\\) in [0-9.]+ s: [0-9]+ games/s on [0-9]+ threads?; games in ")
+run_ok(generate --games 50 --seed 9 --book ${book} --threads 2 --out ${WORK_DIR}/a.pgn)
+if(NOT out MATCHES "${summary}${WORK_DIR}/a.pgn\n$" OR NOT err STREQUAL "")
+  message(FATAL_ERROR "unexpected summary: stdout: ${out}; stderr: ${err}")
+endif()
+run_ok(generate --games 50 --seed 9 --book ${book} --threads 1)
+if(NOT err MATCHES "${summary}standard output\n$")
+  message(FATAL_ERROR "unexpected summary on stderr: ${err}")
+endif()
+file(READ ${WORK_DIR}/a.pgn a)
+if(NOT a STREQUAL out)
+  message(FATAL_ERROR "the same seed on 1 and 2 threads gave different games:\n${a}\n----\n${out}")
+endif()
+
+run_ok(generate --games 10 --seed 9 --book ${book} --out ${WORK_DIR}/ten.pgn)
+file(READ ${WORK_DIR}/ten.pgn ten)
+string(LENGTH "${ten}" n)
+string(SUBSTRING "${a}" 0 ${n} a_start)
+if(NOT ten STREQUAL a_start)
+  message(FATAL_ERROR "--games 10 is not the start of --games 50:\n${ten}")
+endif()
+run_ok(generate --games 10 --seed 10 --book ${book} --out ${WORK_DIR}/other.pgn)
+file(READ ${WORK_DIR}/other.pgn other)
+if(other STREQUAL ten)
+  message(FATAL_ERROR "seeds 9 and 10 gave the same games")
+endif()
+
+# The whole corpus reads back, with the tags a database benchmark queries.
+execute_process(COMMAND ${PGN_CHECK} ${WORK_DIR}/a.pgn OUTPUT_VARIABLE out ERROR_VARIABLE err RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0 OR NOT out STREQUAL "50 games\n")
+  message(FATAL_ERROR "the generated PGN does not read back: exit ${rc}; ${out}${err}")
+endif()
+foreach(t Event Site Date Round White Black Result WhiteElo BlackElo)
+  string(REGEX MATCHALL "\n?\\[${t} \"[^\"]+\"\\]\n" found "${a}")
+  list(LENGTH found count)
+  if(NOT count EQUAL 50)
+    message(FATAL_ERROR "${count} of 50 games have a ${t} tag")
+  endif()
+endforeach()
+
+function(expect_failure needle)
+  execute_process(COMMAND ${PGMATE} ${ARGN} OUTPUT_VARIABLE out ERROR_VARIABLE err RESULT_VARIABLE rc)
+  string(FIND "${err}" "${needle}" at)
+  if(NOT rc EQUAL 2 OR NOT out STREQUAL "" OR at EQUAL -1)
+    message(FATAL_ERROR "pgmate ${ARGN}: expected exit 2 and \"${needle}\" on stderr; "
+                        "got exit ${rc}; stdout: ${out}; stderr: ${err}")
+  endif()
+  if(EXISTS ${WORK_DIR}/bad.pgn)
+    message(FATAL_ERROR "pgmate ${ARGN} wrote ${WORK_DIR}/bad.pgn")
+  endif()
+endfunction()
+
+set(bad_out --out ${WORK_DIR}/bad.pgn)
+expect_failure("--games N is required" generate --seed 1 ${bad_out})
+expect_failure("--seed S is required" generate --games 5 ${bad_out})
+expect_failure("--games must be a whole number from 1" generate --games 0 --seed 1 ${bad_out})
+expect_failure("--seed must be an unsigned 64-bit integer, not \"-3\"" generate --games 5 --seed -3 ${bad_out})
+expect_failure("--threads must be a whole number" generate --games 5 --seed 1 --threads 0 ${bad_out})
+expect_failure("unknown option --db" generate --games 5 --seed 1 --db dbname=x ${bad_out})
+expect_failure("usage: pgmate generate" generate --games 5 --seed 1 extra ${bad_out})
+expect_failure("Polyglot book \"${WORK_DIR}/none.bin\": cannot open" generate --games 5 --seed 1
+               --book ${WORK_DIR}/none.bin ${bad_out})
+file(WRITE ${WORK_DIR}/odd.bin "seventeen bytes!!")
+expect_failure("Polyglot book \"${WORK_DIR}/odd.bin\": 17 bytes is not a whole number of 16-byte entries"
+               generate --games 5 --seed 1 --book ${WORK_DIR}/odd.bin ${bad_out})
