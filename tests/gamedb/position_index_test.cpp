@@ -1,0 +1,189 @@
+// The position index's entries, blocks, runs and explorer tally, checked against plain
+// recomputation from replayed games.
+#include "gamedb/position_index.h"
+
+#include <gtest/gtest.h>
+
+#include <array>
+#include <map>
+#include <random>
+
+#include "chess/fen.h"
+#include "chess/movegen.h"
+#include "chess/notation.h"
+
+namespace pgmate::gamedb {
+namespace {
+
+using chess::Board;
+using chess::Move;
+
+std::vector<Move> line(const Board& start, std::initializer_list<const char*> sans) {
+  std::vector<Move> moves;
+  Board b = start;
+  for (const char* s : sans) {
+    moves.push_back(chess::parse_san(b, s));
+    chess::play_checked(b, moves.back());
+  }
+  return moves;
+}
+
+// A random legal game of up to `plies` plies.
+std::vector<Move> random_game(std::mt19937_64& rng, int plies) {
+  std::vector<Move> moves;
+  Board b = chess::parse_fen("startpos");
+  for (int i = 0; i < plies; ++i) {
+    chess::MoveList list;
+    chess::legal_moves(b, list);
+    if (list.size == 0) break;
+    moves.push_back(list.moves[rng() % list.size]);
+    chess::play_checked(b, moves.back());
+  }
+  return moves;
+}
+
+TEST(PositionIndex, EntryCodeKeepsMoveAndResult) {
+  const Board b = chess::parse_fen("4k3/1P6/8/8/8/8/8/4K2R w K - 0 1");
+  for (const char* san : {"b8=N", "b8=Q", "O-O", "Kd2"}) {
+    const Move m = chess::parse_san(b, san);
+    for (GameResult r : {GameResult::kUnknown, GameResult::kWhiteWins, GameResult::kBlackWins, GameResult::kDraw}) {
+      const std::uint16_t code = EntryCode::make(m, r);
+      EXPECT_EQ(EntryCode::result(code), r);
+      EXPECT_EQ(EntryCode::move(b, code), m) << san;
+      EXPECT_FALSE(EntryCode::ends_here(code));
+    }
+  }
+  EXPECT_TRUE(EntryCode::ends_here(EntryCode::make(Move(), GameResult::kDraw)));
+  EXPECT_EQ(parse_result("1/2-1/2"), GameResult::kDraw);
+  EXPECT_EQ(parse_result("*"), GameResult::kUnknown);
+  EXPECT_EQ(result_text(parse_result("0-1")), "0-1");
+}
+
+TEST(PositionIndex, GameEntriesAreTheDistinctPositionsInOrder) {
+  const Board start = chess::parse_fen("startpos");
+  // Knights out and back: the start position comes back at ply 4 and is kept once, with
+  // the move first played from it.
+  const auto moves = line(start, {"Nf3", "Nf6", "Ng1", "Ng8", "e4"});
+  std::vector<PositionEntry> entries;
+  append_game_entries(7, start, moves, GameResult::kWhiteWins, entries);
+  ASSERT_EQ(entries.size(), 5u);  // 6 positions, one of them repeated
+  EXPECT_EQ(entries[0].key, start.key);
+  EXPECT_EQ(EntryCode::move(start, entries[0].code), moves[0]);
+  EXPECT_TRUE(EntryCode::ends_here(entries.back().code));
+  for (const auto& e : entries) {
+    EXPECT_EQ(e.game, 7u);
+    EXPECT_EQ(EntryCode::result(e.code), GameResult::kWhiteWins);
+  }
+  EXPECT_THROW(append_game_entries(kMaxGameId + 1, start, moves, GameResult::kDraw, entries), std::out_of_range);
+  const std::vector<Move> illegal{Move(12, 36)  /* e2e5 */};
+  EXPECT_THROW(append_game_entries(1, start, illegal, GameResult::kDraw, entries), chess::IllegalMove);
+}
+
+TEST(PositionIndex, BlocksRoundTripAndSearch) {
+  std::vector<PositionEntry> entries;
+  std::mt19937_64 rng(3);
+  for (int i = 0; i < 300; ++i) entries.push_back({rng() % 50, static_cast<std::uint32_t>(rng() % 1000), 0});
+  sort_entries(entries);
+  const auto blocks = encode_run(entries);
+  ASSERT_EQ(blocks.size(), (entries.size() + kBlockEntries - 1) / kBlockEntries);
+  std::size_t at = 0;
+  for (const auto& b : blocks) {
+    const BlockView v(b.data.data(), b.data.size());
+    ASSERT_EQ(v.size(), b.entries);
+    EXPECT_EQ(v.key(0), b.first_key);
+    EXPECT_EQ(v.key(v.size() - 1), b.last_key);
+    for (std::size_t i = 0; i < v.size(); ++i) EXPECT_EQ(v.entry(i), entries[at + i]);
+    for (std::uint64_t k = 0; k < 52; ++k) {
+      const auto [lo, hi] = v.equal_range(k);
+      std::size_t expected = 0;
+      for (std::size_t i = 0; i < v.size(); ++i) expected += entries[at + i].key == k;
+      EXPECT_EQ(hi - lo, expected);
+      for (std::size_t i = lo; i < hi; ++i) EXPECT_EQ(v.key(i), k);
+    }
+    at += v.size();
+  }
+  EXPECT_EQ(at, entries.size());
+}
+
+TEST(PositionIndex, CorruptBlocksAreRefused) {
+  const std::vector<PositionEntry> one{{1, 2, 3}};
+  std::string block = encode_block(one);
+  EXPECT_NO_THROW(BlockView(block.data(), block.size()));
+  EXPECT_THROW(BlockView(block.data(), block.size() - 1), std::invalid_argument);
+  EXPECT_THROW(BlockView(block.data(), 3), std::invalid_argument);
+  block[0] = 'x';
+  EXPECT_THROW(BlockView(block.data(), block.size()), std::invalid_argument);
+  std::string huge = encode_block(one);
+  huge[7] = '\x7f';  // a count far beyond the bytes given
+  EXPECT_THROW(BlockView(huge.data(), huge.size()), std::invalid_argument);
+}
+
+TEST(PositionIndex, MergedRunsEqualOneSortedRunWithoutDeletedGames) {
+  std::mt19937_64 rng(11);
+  std::vector<std::vector<PositionEntry>> runs(4);
+  std::vector<PositionEntry> all;
+  for (std::uint32_t game = 1; game <= 200; ++game) {
+    auto& run = runs[game % runs.size()];
+    append_game_entries(game, chess::parse_fen("startpos"), random_game(rng, 40), GameResult::kDraw, run);
+  }
+  for (auto& r : runs) {
+    sort_entries(r);
+    all.insert(all.end(), r.begin(), r.end());
+  }
+  runs.push_back(runs[1]);  // a run seen twice: its entries are kept once
+  const std::vector<std::uint32_t> deleted{3, 50, 199};
+  std::vector<PositionEntry> expected;
+  for (const auto& e : all)
+    if (e.game != 3 && e.game != 50 && e.game != 199) expected.push_back(e);
+  sort_entries(expected);
+  EXPECT_EQ(merge_runs(runs, deleted), expected);
+}
+
+TEST(PositionIndex, ExplorerTallyMatchesTheGames) {
+  // Games from the start: the tally of the position after 1.e4 equals a count over the
+  // replayed games of the move each played next.
+  std::mt19937_64 rng(5);
+  const Board start = chess::parse_fen("startpos");
+  Board after_e4 = start;
+  chess::play_checked(after_e4, chess::parse_san(start, "e4"));
+  std::vector<PositionEntry> entries;
+  std::map<std::uint16_t, std::array<int, 4>> expected;  // move -> games by result
+  for (std::uint32_t game = 1; game <= 300; ++game) {
+    std::vector<Move> moves{chess::parse_san(start, "e4")};
+    Board b = after_e4;
+    const int plies = static_cast<int>(rng() % 3);  // 0: the game ends after 1.e4
+    for (int i = 0; i < plies; ++i) {
+      chess::MoveList list;
+      chess::legal_moves(b, list);
+      moves.push_back(list.moves[rng() % 5]);
+      chess::play_checked(b, moves.back());
+    }
+    const auto result = static_cast<GameResult>(rng() % 4);
+    append_game_entries(game, start, moves, result, entries);
+    const std::uint16_t next = plies > 0 ? EntryCode::move_bits(EntryCode::make(moves[1], result)) : 0;
+    ++expected[next][static_cast<int>(result)];
+  }
+  sort_entries(entries);
+  ExplorerTally tally;
+  for (const auto& block : encode_run(entries)) {
+    const BlockView v(block.data.data(), block.data.size());
+    const auto [lo, hi] = v.equal_range(after_e4.key);
+    for (std::size_t i = lo; i < hi; ++i) tally.add(v.code(i));
+  }
+  EXPECT_EQ(tally.games(), 300u);
+  const auto moves = tally.moves();
+  ASSERT_EQ(moves.size(), expected.size());
+  for (std::size_t i = 0; i < moves.size(); ++i) {
+    const auto& want = expected.at(moves[i].move_bits);
+    EXPECT_EQ(moves[i].white_wins, static_cast<std::uint64_t>(want[1]));
+    EXPECT_EQ(moves[i].black_wins, static_cast<std::uint64_t>(want[2]));
+    EXPECT_EQ(moves[i].draws, static_cast<std::uint64_t>(want[3]));
+    EXPECT_EQ(moves[i].games, static_cast<std::uint64_t>(want[0] + want[1] + want[2] + want[3]));
+    if (i > 0) {
+      EXPECT_GE(moves[i - 1].games, moves[i].games);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace pgmate::gamedb
