@@ -23,8 +23,12 @@ CREATE TEMP TABLE fresh_checks AS
   WHERE conrelid IN ('pgmate.selfplay_positions'::regclass, 'pgmate.games'::regclass, 'pgmate.matches'::regclass,
                     'pgmate.training_runs'::regclass, 'pgmate.training_checkpoints'::regclass,
                     'pgmate.learning_runs'::regclass, 'pgmate.learning_iterations'::regclass,
-                    'pgmate.learning_exclusions'::regclass)
+                    'pgmate.learning_exclusions'::regclass, 'pgmate.position_runs'::regclass,
+                    'pgmate.position_blocks'::regclass)
     AND contype IN ('c', 'f', 'u');
+CREATE TEMP TABLE fresh_triggers AS
+  SELECT tgname, pg_get_triggerdef(oid) AS definition FROM pg_trigger
+  WHERE tgrelid = 'pgmate.games'::regclass AND NOT tgisinternal;
 CREATE TEMP TABLE fresh_columns AS
   SELECT attrelid::regclass::text AS relation, attnum, attname, atttypid::regtype::text AS type, attgenerated,
          pg_get_expr(adbin, adrelid) AS expression
@@ -33,7 +37,9 @@ CREATE TEMP TABLE fresh_columns AS
                      'pgmate.training_targets'::regclass, 'pgmate.games'::regclass, 'pgmate.matches'::regclass,
                      'pgmate.match_results'::regclass, 'pgmate.training_log'::regclass,
                      'pgmate.learning_runs'::regclass, 'pgmate.learning_iterations'::regclass,
-                     'pgmate.learning_log'::regclass, 'pgmate.learning_options'::regclass)
+                     'pgmate.learning_log'::regclass, 'pgmate.learning_options'::regclass,
+                     'pgmate.position_runs'::regclass, 'pgmate.position_blocks'::regclass,
+                     'pgmate.position_index_size'::regclass)
     AND attnum > 0 AND NOT attisdropped;
 
 SET client_min_messages = warning;
@@ -77,7 +83,9 @@ SELECT 'fresh' AS install, * FROM (TABLE fresh_columns EXCEPT
                      'pgmate.training_targets'::regclass, 'pgmate.games'::regclass, 'pgmate.matches'::regclass,
                      'pgmate.match_results'::regclass, 'pgmate.training_log'::regclass,
                      'pgmate.learning_runs'::regclass, 'pgmate.learning_iterations'::regclass,
-                     'pgmate.learning_log'::regclass, 'pgmate.learning_options'::regclass)
+                     'pgmate.learning_log'::regclass, 'pgmate.learning_options'::regclass,
+                     'pgmate.position_runs'::regclass, 'pgmate.position_blocks'::regclass,
+                     'pgmate.position_index_size'::regclass)
     AND attnum > 0 AND NOT attisdropped) f
 UNION ALL
 SELECT 'upgraded', * FROM (
@@ -87,16 +95,25 @@ SELECT 'upgraded', * FROM (
                      'pgmate.training_targets'::regclass, 'pgmate.games'::regclass, 'pgmate.matches'::regclass,
                      'pgmate.match_results'::regclass, 'pgmate.training_log'::regclass,
                      'pgmate.learning_runs'::regclass, 'pgmate.learning_iterations'::regclass,
-                     'pgmate.learning_log'::regclass, 'pgmate.learning_options'::regclass)
+                     'pgmate.learning_log'::regclass, 'pgmate.learning_options'::regclass,
+                     'pgmate.position_runs'::regclass, 'pgmate.position_blocks'::regclass,
+                     'pgmate.position_index_size'::regclass)
     AND attnum > 0 AND NOT attisdropped
   EXCEPT TABLE fresh_columns) u;
 SELECT conname, pg_get_constraintdef(oid) = f.definition AS as_fresh FROM pg_constraint JOIN fresh_checks f USING (conname)
   WHERE conrelid IN ('pgmate.selfplay_positions'::regclass, 'pgmate.games'::regclass, 'pgmate.matches'::regclass,
                     'pgmate.training_runs'::regclass, 'pgmate.training_checkpoints'::regclass,
                     'pgmate.learning_runs'::regclass, 'pgmate.learning_iterations'::regclass,
-                    'pgmate.learning_exclusions'::regclass)
+                    'pgmate.learning_exclusions'::regclass, 'pgmate.position_runs'::regclass,
+                    'pgmate.position_blocks'::regclass)
     AND contype IN ('c', 'f', 'u')
   ORDER BY conname;
+SELECT tgname, pg_get_triggerdef(t.oid) = f.definition AS as_fresh
+  FROM pg_trigger t FULL JOIN fresh_triggers f USING (tgname)
+  WHERE t.tgrelid = 'pgmate.games'::regclass AND NOT t.tgisinternal OR t.oid IS NULL
+  ORDER BY tgname;
+-- the games stored before are in the position index the upgrade built
+SELECT pgmate.position_count(play('startpos', '{f2f3,e7e5}'::move[])) AS indexed_by_the_upgrade;
 -- the old network is marked, hashed, and refused without being opened
 SELECT name, notes, weights_sha256 = sha256(weights) AS hashed FROM pgmate.networks;
 SELECT pgmate.wait_for_worker();

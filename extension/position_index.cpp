@@ -1,0 +1,617 @@
+// The position index (extension/sql/82_position_index.sql): kept by a statement trigger on
+// pgmate.games, searched by position_games, position_count and explorer. The entries,
+// blocks and merging are core/gamedb's; this file moves them in and out of tables.
+//
+// Concurrency: writers of new runs (inserts) hold an advisory lock in share mode, so they
+// run side by side; anything that rewrites or removes runs (merges, deletes, updates,
+// truncates, rebuilds) holds it exclusively. Automatic merges happen only when the lock is
+// free at once and the transaction reads with fresh snapshots (READ COMMITTED), so an
+// insert never waits or fails because of one.
+#include <algorithm>
+#include <cstring>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "chess/notation.h"
+#include "datum.h"
+#include "gamedb/position_index.h"
+#include "guard.h"
+#include "pg_headers.h"
+
+extern "C" {
+#include "access/xact.h"
+#include "commands/trigger.h"
+#include "executor/spi.h"
+}
+
+namespace pgmate {
+namespace {
+
+using gamedb::BlockView;
+using gamedb::PositionEntry;
+using pg::pg_call;
+
+constexpr std::uint64_t kSignBit = 1ULL << 63;
+constexpr std::int64_t kLockKey = 0x70676d6174650001;  // "pgmate" 1: the position index
+constexpr int kFanout = 4;                            // runs of one level merged together
+constexpr std::size_t kRebuildChunk = 20000;           // games per run while rebuilding
+constexpr std::size_t kRewriteLimit = 2000;            // more deleted games: rebuild instead
+
+// Keys in SQL: the sign bit flipped, so signed order is the blocks' unsigned order.
+std::int64_t sql_key(std::uint64_t key) { return static_cast<std::int64_t>(key ^ kSignBit); }
+
+// ------------------------------------------------------------------ SPI, briefly
+// Everything that maintains the index runs its queries read-write (read_only false): each
+// then sees what the trigger wrote before it, such as a run about to be merged.
+
+void spi_exec(const char* sql, int nargs = 0, Oid* types = nullptr, Datum* values = nullptr, bool read_only = false) {
+  pg_call([&] {
+    const int rc = SPI_execute_with_args(sql, nargs, types, values, nullptr, read_only, 0);
+    if (rc < 0) elog(ERROR, "position index: SPI error %s in: %s", SPI_result_code_string(rc), sql);
+  });
+}
+
+std::int64_t spi_int8(int row, int column) {
+  return pg_call([&] {
+    bool is_null;
+    const Datum d = SPI_getbinval(SPI_tuptable->vals[row], SPI_tuptable->tupdesc, column, &is_null);
+    return is_null ? std::int64_t{0} : DatumGetInt64(d);
+  });
+}
+
+// A bytea column of an SPI row, detoasted, as a block.
+std::pair<const void*, std::size_t> spi_bytes(HeapTuple row, TupleDesc desc, int column) {
+  return pg_call([&] {
+    bool is_null;
+    const Datum d = SPI_getbinval(row, desc, column, &is_null);
+    if (is_null) elog(ERROR, "position index: a block without data");
+    bytea* b = DatumGetByteaPP(d);
+    return std::pair<const void*, std::size_t>(VARDATA_ANY(b), VARSIZE_ANY_EXHDR(b));
+  });
+}
+
+void lock_index(bool exclusive) {
+  Oid types[1] = {INT8OID};
+  Datum values[1] = {Int64GetDatum(kLockKey)};
+  spi_exec(exclusive ? "SELECT pg_advisory_xact_lock($1)" : "SELECT pg_advisory_xact_lock_shared($1)", 1, types,
+           values);
+}
+
+bool try_lock_index() {
+  Oid types[1] = {INT8OID};
+  Datum values[1] = {Int64GetDatum(kLockKey)};
+  spi_exec("SELECT pg_try_advisory_xact_lock($1)", 1, types, values);
+  return pg_call([] {
+    bool is_null;
+    return DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &is_null));
+  });
+}
+
+// ------------------------------------------------------------------ writing runs
+
+// Writes blocks as they fill; finish() stores the run's totals.
+class RunWriter {
+ public:
+  explicit RunWriter(int level) {
+    Oid types[1] = {INT4OID};
+    Datum values[1] = {Int32GetDatum(level)};
+    spi_exec("INSERT INTO pgmate.position_runs (level, entries, blocks) VALUES ($1, 0, 0) RETURNING id", 1, types,
+             values);
+    run_ = spi_int8(0, 1);
+    pending_.reserve(gamedb::kBlockEntries);
+  }
+
+  void add(const PositionEntry& e) {
+    pending_.push_back(e);
+    if (pending_.size() == gamedb::kBlockEntries) flush();
+  }
+
+  // Stores the run's totals; a run left empty is removed. Returns the entries written.
+  std::uint64_t finish() {
+    flush();
+    Oid types[3] = {INT8OID, INT8OID, INT4OID};
+    Datum values[3] = {Int64GetDatum(run_), Int64GetDatum(static_cast<std::int64_t>(entries_)), Int32GetDatum(blocks_)};
+    spi_exec(entries_ == 0 ? "DELETE FROM pgmate.position_runs WHERE id = $1 AND $2 = 0 AND $3 = 0"
+                           : "UPDATE pgmate.position_runs SET entries = $2, blocks = $3 WHERE id = $1",
+             3, types, values);
+    return entries_;
+  }
+
+ private:
+  void flush() {
+    if (pending_.empty()) return;
+    pg::check_for_interrupts();
+    const std::string data = gamedb::encode_block(pending_);
+    pg_call([&] {
+      bytea* b = static_cast<bytea*>(palloc(VARHDRSZ + data.size()));
+      SET_VARSIZE(b, VARHDRSZ + data.size());
+      std::memcpy(VARDATA(b), data.data(), data.size());
+      Oid types[5] = {INT8OID, INT8OID, INT4OID, INT8OID, BYTEAOID};
+      Datum values[5] = {Int64GetDatum(run_), Int64GetDatum(sql_key(pending_.front().key)), Int32GetDatum(blocks_),
+                         Int64GetDatum(sql_key(pending_.back().key)), PointerGetDatum(b)};
+      const int rc = SPI_execute_with_args(
+          "INSERT INTO pgmate.position_blocks (run_id, first_key, seq, last_key, data) VALUES ($1, $2, $3, $4, $5)", 5,
+          types, values, nullptr, false, 0);
+      if (rc < 0) elog(ERROR, "position index: SPI error %s storing a block", SPI_result_code_string(rc));
+      pfree(b);
+    });
+    entries_ += pending_.size();
+    ++blocks_;
+    pending_.clear();
+  }
+
+  std::int64_t run_ = 0;
+  std::vector<PositionEntry> pending_;
+  std::uint64_t entries_ = 0;
+  int blocks_ = 0;
+};
+
+std::uint64_t write_run(int level, const std::vector<PositionEntry>& sorted) {
+  if (sorted.empty()) return 0;
+  RunWriter w(level);
+  for (const auto& e : sorted) w.add(e);
+  return w.finish();
+}
+
+// ------------------------------------------------------------------ reading runs
+
+// The entries of one run in order, block by block through a cursor.
+class RunReader {
+ public:
+  explicit RunReader(std::int64_t run) {
+    portal_ = pg_call([&] {
+      Oid types[1] = {INT8OID};
+      Datum values[1] = {Int64GetDatum(run)};
+      return SPI_cursor_open_with_args(nullptr,
+                                       "SELECT data FROM pgmate.position_blocks WHERE run_id = $1 ORDER BY first_key, seq",
+                                       1, types, values, nullptr, false, 0);
+    });
+    load();
+  }
+
+  bool done() const { return at_ >= block_.size(); }
+  const PositionEntry& head() const { return block_[at_]; }
+  void advance() {
+    if (++at_ >= block_.size()) load();
+  }
+
+ private:
+  void load() {
+    block_.clear();
+    at_ = 0;
+    if (!portal_) return;
+    pg::check_for_interrupts();
+    pg_call([&] {
+      SPI_cursor_fetch(portal_, true, 1);
+      if (SPI_processed == 0) {
+        SPI_cursor_close(portal_);
+        portal_ = nullptr;
+      }
+    });
+    if (!portal_) return;
+    const auto [data, size] = spi_bytes(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
+    const BlockView v(data, size);
+    block_.reserve(v.size());
+    for (std::size_t i = 0; i < v.size(); ++i) block_.push_back(v.entry(i));
+    pg_call([] { SPI_freetuptable(SPI_tuptable); });
+  }
+
+  Portal portal_ = nullptr;
+  std::vector<PositionEntry> block_;
+  std::size_t at_ = 0;
+};
+
+// Merges the runs into one run of `level`, streaming (memory: a block per run), and
+// removes them. Returns the entries of the new run.
+std::uint64_t merge_into(const std::vector<std::int64_t>& runs, int level) {
+  std::vector<RunReader> readers;
+  readers.reserve(runs.size());
+  for (std::int64_t r : runs) readers.emplace_back(r);
+  RunWriter w(level);
+  bool any = false;
+  PositionEntry last{};
+  for (;;) {
+    RunReader* least = nullptr;
+    for (auto& r : readers)
+      if (!r.done() && (!least || r.head() < least->head())) least = &r;
+    if (!least) break;
+    if (!any || !(least->head() == last)) w.add(least->head());
+    last = least->head();
+    any = true;
+    least->advance();
+  }
+  const std::uint64_t entries = w.finish();
+  for (std::int64_t r : runs) {
+    Oid types[1] = {INT8OID};
+    Datum values[1] = {Int64GetDatum(r)};
+    spi_exec("DELETE FROM pgmate.position_runs WHERE id = $1", 1, types, values);
+  }
+  return entries;
+}
+
+// Merges runs while some level has kFanout of them (the smallest level first).
+void merge_levels() {
+  const std::string levels = "SELECT level FROM pgmate.position_runs GROUP BY level HAVING count(*) >= " +
+                             std::to_string(kFanout) + " ORDER BY level LIMIT 1";
+  for (;;) {
+    spi_exec(levels.c_str());
+    if (SPI_processed == 0) return;
+    const std::int64_t level = pg_call([] {
+      bool is_null;
+      return static_cast<std::int64_t>(DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &is_null)));
+    });
+    Oid types[1] = {INT4OID};
+    Datum values[1] = {Int32GetDatum(static_cast<int>(level))};
+    spi_exec("SELECT id FROM pgmate.position_runs WHERE level = $1 ORDER BY id", 1, types, values);
+    std::vector<std::int64_t> runs;
+    for (std::uint64_t i = 0; i < SPI_processed; ++i) runs.push_back(spi_int8(static_cast<int>(i), 1));
+    merge_into(runs, static_cast<int>(level) + 1);
+  }
+}
+
+std::vector<std::int64_t> all_runs() {
+  spi_exec("SELECT id FROM pgmate.position_runs ORDER BY id");
+  std::vector<std::int64_t> runs;
+  for (std::uint64_t i = 0; i < SPI_processed; ++i) runs.push_back(spi_int8(static_cast<int>(i), 1));
+  return runs;
+}
+
+std::uint64_t merge_all() {
+  const std::vector<std::int64_t> runs = all_runs();
+  if (runs.empty()) return 0;
+  if (runs.size() == 1) {
+    spi_exec("SELECT entries FROM pgmate.position_runs");
+    return static_cast<std::uint64_t>(spi_int8(0, 1));
+  }
+  spi_exec("SELECT max(level) FROM pgmate.position_runs");
+  return merge_into(runs, static_cast<int>(spi_int8(0, 1)) + 1);
+}
+
+// ------------------------------------------------------------------ games to entries
+
+// The entries of the games a query returns (columns id, start, moves, result), sorted.
+// A game id beyond the index's 32 bits is an error naming it.
+std::vector<PositionEntry> game_entries(const char* query) {
+  std::vector<PositionEntry> entries;
+  spi_exec(query);
+  SPITupleTable* table = SPI_tuptable;
+  const std::uint64_t n = SPI_processed;
+  std::vector<Datum> move_datums;
+  for (std::uint64_t i = 0; i < n; ++i) {
+    if (i % 256 == 0) pg::check_for_interrupts();
+    std::int64_t id = 0;
+    Datum start_datum = 0;
+    std::string result;
+    move_datums.clear();
+    pg_call([&] {  // PostgreSQL calls only: nothing here throws a C++ exception
+      bool is_null;
+      HeapTuple row = table->vals[i];
+      id = DatumGetInt64(SPI_getbinval(row, table->tupdesc, 1, &is_null));
+      start_datum = SPI_getbinval(row, table->tupdesc, 2, &is_null);
+      ArrayType* a = DatumGetArrayTypeP(SPI_getbinval(row, table->tupdesc, 3, &is_null));
+      Datum* elems;
+      bool* nulls;
+      int count;
+      int16 typlen;
+      bool typbyval;
+      char typalign;
+      get_typlenbyvalalign(ARR_ELEMTYPE(a), &typlen, &typbyval, &typalign);
+      deconstruct_array(a, ARR_ELEMTYPE(a), typlen, typbyval, typalign, &elems, &nulls, &count);
+      move_datums.assign(elems, elems + count);
+      char* r = TextDatumGetCString(SPI_getbinval(row, table->tupdesc, 4, &is_null));
+      result = r;
+      pfree(r);
+    });
+    const chess::Board start = pg::board_from_datum(start_datum);
+    std::vector<chess::Move> moves;
+    moves.reserve(move_datums.size());
+    for (Datum d : move_datums) moves.push_back(pg::move_from_datum(d));
+    if (id < 0 || static_cast<std::uint64_t>(id) > gamedb::kMaxGameId)
+      throw pg::SqlError(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE,
+                         "game " + std::to_string(id) + ": the position index holds game ids from 0 to " +
+                             std::to_string(gamedb::kMaxGameId));
+    gamedb::append_game_entries(static_cast<std::uint64_t>(id), start, moves, gamedb::parse_result(result), entries);
+  }
+  pg_call([&] { SPI_freetuptable(table); });
+  gamedb::sort_entries(entries);
+  return entries;
+}
+
+// ------------------------------------------------------------------ finding a key
+
+// A block holding entries of a key: where it is and its data (copied).
+struct FoundBlock {
+  std::int64_t run;
+  std::int64_t first_key;
+  int seq;
+  std::string data;
+};
+
+constexpr const char* kFindBlocks =
+    "SELECT b.run_id, b.first_key, b.seq, b.data FROM pgmate.position_runs r "
+    "CROSS JOIN LATERAL (SELECT p.run_id, p.first_key, p.seq, p.data FROM pgmate.position_blocks p "
+    "  WHERE p.run_id = r.id AND p.first_key <= $1 AND p.last_key >= $1 "
+    "    AND p.first_key >= coalesce((SELECT q.first_key FROM pgmate.position_blocks q "
+    "                                 WHERE q.run_id = r.id AND q.first_key < $1 "
+    "                                 ORDER BY q.first_key DESC LIMIT 1), $1)) b "
+    "ORDER BY b.run_id, b.first_key, b.seq";
+
+// Calls f(view, first, last, row, desc) for the entries of `key` in every block that has
+// some. Searches read with the statement's snapshot; maintenance (fresh) reads the latest.
+template <class F>
+void for_each_entry_range(std::uint64_t key, bool fresh, F&& f) {
+  static SPIPlanPtr plan = nullptr;
+  pg_call([&] {
+    if (!plan) {
+      Oid types[1] = {INT8OID};
+      SPIPlanPtr p = SPI_prepare(kFindBlocks, 1, types);
+      if (!p) elog(ERROR, "position index: cannot prepare the block search");
+      SPI_keepplan(p);
+      plan = p;
+    }
+    Datum values[1] = {Int64GetDatum(sql_key(key))};
+    const int rc = SPI_execute_plan(plan, values, nullptr, !fresh, 0);
+    if (rc != SPI_OK_SELECT) elog(ERROR, "position index: SPI error %s", SPI_result_code_string(rc));
+  });
+  SPITupleTable* table = SPI_tuptable;
+  const std::uint64_t n = SPI_processed;
+  for (std::uint64_t i = 0; i < n; ++i) {
+    if (i % 64 == 0) pg::check_for_interrupts();
+    const auto [data, size] = spi_bytes(table->vals[i], table->tupdesc, 4);
+    const BlockView v(data, size);
+    const auto [first, last] = v.equal_range(key);
+    if (first < last) f(v, first, last, table->vals[i], table->tupdesc);
+  }
+  pg_call([&] { SPI_freetuptable(table); });
+}
+
+// ------------------------------------------------------------------ deletions
+
+// Takes the entries of the games of `query` (id, start, moves, result: as they were
+// indexed) out of the blocks that hold them.
+void remove_games(const char* query) {
+  std::vector<PositionEntry> gone = game_entries(query);
+  if (gone.empty()) return;
+  std::vector<std::uint32_t> games;
+  for (const auto& e : gone) games.push_back(e.game);
+  std::sort(games.begin(), games.end());
+  games.erase(std::unique(games.begin(), games.end()), games.end());
+
+  // The blocks to rewrite, each once.
+  std::vector<FoundBlock> blocks;
+  std::uint64_t previous_key = 0;
+  bool first = true;
+  for (const auto& e : gone) {
+    if (!first && e.key == previous_key) continue;
+    first = false;
+    previous_key = e.key;
+    for_each_entry_range(e.key, true, [&](const BlockView&, std::size_t, std::size_t, HeapTuple row, TupleDesc desc) {
+      FoundBlock b;
+      pg_call([&] {
+        bool is_null;
+        b.run = DatumGetInt64(SPI_getbinval(row, desc, 1, &is_null));
+        b.first_key = DatumGetInt64(SPI_getbinval(row, desc, 2, &is_null));
+        b.seq = DatumGetInt32(SPI_getbinval(row, desc, 3, &is_null));
+      });
+      const auto [data, size] = spi_bytes(row, desc, 4);
+      b.data.assign(static_cast<const char*>(data), size);
+      blocks.push_back(std::move(b));
+    });
+  }
+  std::sort(blocks.begin(), blocks.end(), [](const FoundBlock& a, const FoundBlock& b) {
+    return std::tie(a.run, a.first_key, a.seq) < std::tie(b.run, b.first_key, b.seq);
+  });
+  blocks.erase(std::unique(blocks.begin(), blocks.end(),
+                           [](const FoundBlock& a, const FoundBlock& b) {
+                             return a.run == b.run && a.first_key == b.first_key && a.seq == b.seq;
+                           }),
+               blocks.end());
+
+  for (const FoundBlock& b : blocks) {
+    pg::check_for_interrupts();
+    const BlockView v(b.data.data(), b.data.size());
+    std::vector<PositionEntry> kept;
+    for (std::size_t i = 0; i < v.size(); ++i)
+      if (!std::binary_search(games.begin(), games.end(), v.game(i))) kept.push_back(v.entry(i));
+    const std::int64_t removed = static_cast<std::int64_t>(v.size() - kept.size());
+    if (removed == 0) continue;
+    Oid key_types[3] = {INT8OID, INT8OID, INT4OID};
+    Datum key_values[3] = {Int64GetDatum(b.run), Int64GetDatum(b.first_key), Int32GetDatum(b.seq)};
+    if (kept.empty()) {
+      spi_exec("DELETE FROM pgmate.position_blocks WHERE run_id = $1 AND first_key = $2 AND seq = $3", 3, key_types,
+               key_values);
+    } else {
+      const std::string data = gamedb::encode_block(kept);
+      pg_call([&] {
+        bytea* bytes = static_cast<bytea*>(palloc(VARHDRSZ + data.size()));
+        SET_VARSIZE(bytes, VARHDRSZ + data.size());
+        std::memcpy(VARDATA(bytes), data.data(), data.size());
+        Oid types[6] = {INT8OID, INT8OID, INT4OID, INT8OID, INT8OID, BYTEAOID};
+        Datum values[6] = {key_values[0], key_values[1], key_values[2], Int64GetDatum(sql_key(kept.front().key)),
+                           Int64GetDatum(sql_key(kept.back().key)), PointerGetDatum(bytes)};
+        const int rc = SPI_execute_with_args(
+            "UPDATE pgmate.position_blocks SET first_key = $4, last_key = $5, data = $6 "
+            "WHERE run_id = $1 AND first_key = $2 AND seq = $3",
+            6, types, values, nullptr, false, 0);
+        if (rc < 0) elog(ERROR, "position index: SPI error %s rewriting a block", SPI_result_code_string(rc));
+      });
+    }
+    Oid types[3] = {INT8OID, INT8OID, INT4OID};
+    Datum values[3] = {Int64GetDatum(b.run), Int64GetDatum(removed), Int32GetDatum(kept.empty() ? 1 : 0)};
+    spi_exec("UPDATE pgmate.position_runs SET entries = entries - $2, blocks = blocks - $3 WHERE id = $1", 3, types,
+             values);
+  }
+  spi_exec("DELETE FROM pgmate.position_runs WHERE entries = 0");
+}
+
+std::uint64_t rebuild() {
+  lock_index(true);
+  spi_exec("TRUNCATE pgmate.position_blocks, pgmate.position_runs");
+  // Runs of kRebuildChunk games by id, then one merge.
+  std::int64_t after = -1;
+  for (;;) {
+    const std::string query =
+        "SELECT id, start, moves, result FROM pgmate.games WHERE id > " + std::to_string(after) + " ORDER BY id LIMIT " +
+        std::to_string(kRebuildChunk);
+    spi_exec(("SELECT max(id), count(*) FROM (" + query + ") g").c_str());
+    if (spi_int8(0, 2) == 0) break;
+    const std::int64_t last = spi_int8(0, 1);
+    write_run(0, game_entries(query.c_str()));
+    after = last;
+  }
+  return merge_all();
+}
+
+std::int64_t count_rows(const char* query) {
+  spi_exec(query);
+  return spi_int8(0, 1);
+}
+
+constexpr const char* kNewGames = "SELECT id, start, moves, result FROM new_games";
+constexpr const char* kOldGames = "SELECT id, start, moves, result FROM old_games";
+// Rows an UPDATE changed in what the index holds: the old ones out, the new ones in.
+constexpr const char* kChangedOld =
+    "SELECT o.id, o.start, o.moves, o.result FROM old_games o WHERE NOT EXISTS (SELECT 1 FROM new_games n "
+    "WHERE n.id = o.id AND n.start::text = o.start::text AND n.moves::text = o.moves::text AND n.result = o.result)";
+constexpr const char* kChangedNew =
+    "SELECT n.id, n.start, n.moves, n.result FROM new_games n WHERE NOT EXISTS (SELECT 1 FROM old_games o "
+    "WHERE n.id = o.id AND n.start::text = o.start::text AND n.moves::text = o.moves::text AND n.result = o.result)";
+
+void after_removal(const char* removed_query) {
+  const std::int64_t removed = count_rows(("SELECT count(*) FROM (" + std::string(removed_query) + ") g").c_str());
+  if (removed == 0) return;
+  lock_index(true);
+  const std::int64_t indexed = count_rows("SELECT count(*) FROM pgmate.games");
+  if (static_cast<std::uint64_t>(removed) > kRewriteLimit || removed > indexed / 10) rebuild();
+  else remove_games(removed_query);
+}
+
+}  // namespace
+}  // namespace pgmate
+
+using namespace pgmate;
+
+PGMATE_FUNCTION(position_index_trigger) {
+  if (!CALLED_AS_TRIGGER(fcinfo)) throw pg::SqlError(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED, "not called as a trigger");
+  TriggerData* td = reinterpret_cast<TriggerData*>(fcinfo->context);
+  const TriggerEvent event = td->tg_event;
+  pg_call([&] {
+    SPI_connect();
+    SPI_register_trigger_data(td);
+  });
+  if (TRIGGER_FIRED_BY_TRUNCATE(event)) {
+    lock_index(true);
+    spi_exec("TRUNCATE pgmate.position_blocks, pgmate.position_runs");
+  } else if (TRIGGER_FIRED_BY_INSERT(event)) {
+    lock_index(false);
+    write_run(0, game_entries(kNewGames));
+    if (!IsolationUsesXactSnapshot() && try_lock_index()) merge_levels();
+  } else if (TRIGGER_FIRED_BY_DELETE(event)) {
+    after_removal(kOldGames);
+  } else if (TRIGGER_FIRED_BY_UPDATE(event)) {
+    after_removal(kChangedOld);
+    write_run(0, game_entries(kChangedNew));
+  }
+  pg_call([] { SPI_finish(); });
+  return PointerGetDatum(nullptr);
+}
+
+PGMATE_FUNCTION(position_index_merge) {
+  pg_call([] { SPI_connect(); });
+  lock_index(true);
+  const std::uint64_t entries = merge_all();
+  pg_call([] { SPI_finish(); });
+  return Int64GetDatum(static_cast<std::int64_t>(entries));
+}
+
+PGMATE_FUNCTION(position_index_rebuild) {
+  pg_call([] { SPI_connect(); });
+  const std::uint64_t entries = rebuild();
+  pg_call([] { SPI_finish(); });
+  return Int64GetDatum(static_cast<std::int64_t>(entries));
+}
+
+// position_games(position, max_games DEFAULT NULL) -> SETOF bigint, ascending.
+PGMATE_FUNCTION(position_games) {
+  if (PG_ARGISNULL(0)) {  // no position: no games (the function is not STRICT for max_games' sake)
+    pg_call([&] { InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC); });
+    return Datum(0);
+  }
+  const chess::Board b = pg::board_arg(fcinfo, 0);
+  std::int64_t limit = -1;
+  if (!PG_ARGISNULL(1)) {
+    limit = PG_GETARG_INT64(1);
+    if (limit < 0) throw pg::SqlError(ERRCODE_INVALID_PARAMETER_VALUE, "max_games must be 0 or more, not " + std::to_string(limit));
+  }
+  std::vector<std::uint32_t> games;
+  pg_call([] { SPI_connect(); });
+  for_each_entry_range(b.key, false, [&](const BlockView& v, std::size_t first, std::size_t last, HeapTuple, TupleDesc) {
+    for (std::size_t i = first; i < last; ++i) games.push_back(v.game(i));
+  });
+  pg_call([] { SPI_finish(); });
+  std::sort(games.begin(), games.end());
+  if (limit >= 0 && games.size() > static_cast<std::uint64_t>(limit)) games.resize(static_cast<std::size_t>(limit));
+  pg_call([&] {
+    InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC);
+    ReturnSetInfo* rsinfo = reinterpret_cast<ReturnSetInfo*>(fcinfo->resultinfo);
+    for (std::uint32_t g : games) {
+      Datum values[1] = {Int64GetDatum(static_cast<std::int64_t>(g))};
+      bool nulls[1] = {false};
+      tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+    }
+  });
+  return Datum(0);
+}
+
+PGMATE_FUNCTION(position_count) {
+  const chess::Board b = pg::board_arg(fcinfo, 0);
+  std::int64_t count = 0;
+  pg_call([] { SPI_connect(); });
+  for_each_entry_range(b.key, false, [&](const BlockView&, std::size_t first, std::size_t last, HeapTuple, TupleDesc) {
+    count += static_cast<std::int64_t>(last - first);
+  });
+  pg_call([] { SPI_finish(); });
+  return Int64GetDatum(count);
+}
+
+// explorer(position) -> (move, san, games, white_wins, draws, black_wins, score)
+PGMATE_FUNCTION(explorer) {
+  const chess::Board b = pg::board_arg(fcinfo, 0);
+  gamedb::ExplorerTally tally;
+  pg_call([] { SPI_connect(); });
+  for_each_entry_range(b.key, false, [&](const BlockView& v, std::size_t first, std::size_t last, HeapTuple, TupleDesc) {
+    for (std::size_t i = first; i < last; ++i) tally.add(v.code(i));
+  });
+  pg_call([] { SPI_finish(); });
+  struct Row {
+    chess::Move move;
+    std::string san;
+    gamedb::ExplorerMove counts;
+  };
+  std::vector<Row> rows;
+  for (const auto& m : tally.moves()) {
+    if (m.move_bits == 0) continue;  // games that ended here
+    const chess::Move move = gamedb::EntryCode::move(b, m.move_bits);
+    rows.push_back({move, chess::to_san(b, move), m});
+  }
+  pg_call([&] {
+    InitMaterializedSRF(fcinfo, 0);
+    ReturnSetInfo* rsinfo = reinterpret_cast<ReturnSetInfo*>(fcinfo->resultinfo);
+    for (const Row& r : rows) {
+      const auto& c = r.counts;
+      const std::uint64_t decided = c.white_wins + c.draws + c.black_wins;
+      Datum values[7] = {pg::move_to_datum(r.move),
+                         CStringGetTextDatum(r.san.c_str()),
+                         Int64GetDatum(static_cast<std::int64_t>(c.games)),
+                         Int64GetDatum(static_cast<std::int64_t>(c.white_wins)),
+                         Int64GetDatum(static_cast<std::int64_t>(c.draws)),
+                         Int64GetDatum(static_cast<std::int64_t>(c.black_wins)),
+                         Float8GetDatum(decided ? (c.white_wins + 0.5 * c.draws) / static_cast<double>(decided) : 0)};
+      bool nulls[7] = {false, false, false, false, false, false, decided == 0};
+      tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+    }
+  });
+  return Datum(0);
+}

@@ -1,0 +1,76 @@
+-- pgmate 0.7.0 -> 0.8.0: the position index (pgmate.position_games, position_count, explorer),
+-- kept by triggers on pgmate.games and built here for the games already stored.
+\echo Use "ALTER EXTENSION pgmate UPDATE TO '0.8.0'" to load this file. \quit
+
+-- ============================================================ the position index
+-- Every distinct position of every game in pgmate.games as a 14-byte entry (position key,
+-- game, the move played from it, the result), in sorted blocks of 140 (core/gamedb). A
+-- statement's new games make one run of blocks; runs are merged as they accumulate, as an
+-- LSM tree does. Kept by the trigger below: never written by hand.
+CREATE TABLE pgmate.position_runs (
+  id         bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  level      int NOT NULL CHECK (level >= 0),      -- 0: one statement's games; n + 1: merged level-n runs
+  entries    bigint NOT NULL CHECK (entries >= 0),
+  blocks     int NOT NULL CHECK (blocks >= 0),
+  created_at timestamptz NOT NULL DEFAULT now()
+);
+COMMENT ON TABLE pgmate.position_runs IS 'runs of the position index (kept by pgmate.games'' trigger)';
+
+-- first_key and last_key hold the keys with the sign bit flipped, so that SQL's signed
+-- order is the blocks' unsigned order.
+CREATE TABLE pgmate.position_blocks (
+  run_id    bigint NOT NULL REFERENCES pgmate.position_runs (id) ON DELETE CASCADE,
+  first_key bigint NOT NULL,
+  seq       int NOT NULL,
+  last_key  bigint NOT NULL,
+  data      bytea NOT NULL,
+  PRIMARY KEY (run_id, first_key, seq)
+) WITH (fillfactor = 100);
+COMMENT ON TABLE pgmate.position_blocks IS 'sorted blocks of the position index (kept by pgmate.games'' trigger)';
+ALTER TABLE pgmate.position_blocks ALTER COLUMN data SET STORAGE MAIN;  -- inline; random bytes do not compress
+
+CREATE FUNCTION pgmate.position_index_trigger() RETURNS trigger
+  AS 'MODULE_PATHNAME', 'position_index_trigger' LANGUAGE C;
+CREATE TRIGGER games_position_index_insert AFTER INSERT ON pgmate.games
+  REFERENCING NEW TABLE AS new_games FOR EACH STATEMENT EXECUTE FUNCTION pgmate.position_index_trigger();
+CREATE TRIGGER games_position_index_update AFTER UPDATE ON pgmate.games
+  REFERENCING OLD TABLE AS old_games NEW TABLE AS new_games
+  FOR EACH STATEMENT EXECUTE FUNCTION pgmate.position_index_trigger();
+CREATE TRIGGER games_position_index_delete AFTER DELETE ON pgmate.games
+  REFERENCING OLD TABLE AS old_games FOR EACH STATEMENT EXECUTE FUNCTION pgmate.position_index_trigger();
+CREATE TRIGGER games_position_index_truncate AFTER TRUNCATE ON pgmate.games
+  FOR EACH STATEMENT EXECUTE FUNCTION pgmate.position_index_trigger();
+
+CREATE FUNCTION pgmate.position_index_merge() RETURNS bigint
+  AS 'MODULE_PATHNAME', 'position_index_merge' LANGUAGE C VOLATILE STRICT;
+COMMENT ON FUNCTION pgmate.position_index_merge() IS
+  'merges every run of the position index into one (fastest searches); returns its entries';
+CREATE FUNCTION pgmate.position_index_rebuild() RETURNS bigint
+  AS 'MODULE_PATHNAME', 'position_index_rebuild' LANGUAGE C VOLATILE STRICT;
+COMMENT ON FUNCTION pgmate.position_index_rebuild() IS
+  'builds the position index again from pgmate.games; returns its entries';
+
+-- Searching: the games that reached a position (transpositions included), how many, and
+-- the moves played from it.
+CREATE FUNCTION pgmate.position_games(board board, max_games bigint DEFAULT NULL) RETURNS SETOF bigint
+  AS 'MODULE_PATHNAME', 'position_games' LANGUAGE C STABLE PARALLEL SAFE ROWS 100;
+COMMENT ON FUNCTION pgmate.position_games(board, bigint) IS
+  'ids of the games that reached the position, ascending (at most max_games of them)';
+CREATE FUNCTION pgmate.position_count(board board) RETURNS bigint
+  AS 'MODULE_PATHNAME', 'position_count' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION pgmate.position_count(board) IS 'how many games reached the position';
+CREATE FUNCTION pgmate.explorer(board board,
+    OUT move move, OUT san text, OUT games bigint, OUT white_wins bigint, OUT draws bigint,
+    OUT black_wins bigint, OUT score float8) RETURNS SETOF record
+  AS 'MODULE_PATHNAME', 'explorer' LANGUAGE C STABLE STRICT PARALLEL SAFE ROWS 20;
+COMMENT ON FUNCTION pgmate.explorer(board) IS
+  'the moves played from the position, most played first: games, results, White''s score';
+
+CREATE VIEW pgmate.position_index_size AS
+  SELECT count(*) AS runs, coalesce(sum(entries), 0)::bigint AS entries, coalesce(sum(blocks), 0)::bigint AS blocks,
+         pg_total_relation_size('pgmate.position_blocks') AS bytes,
+         round(pg_total_relation_size('pgmate.position_blocks')::numeric / nullif(sum(entries), 0), 2) AS bytes_per_entry
+  FROM pgmate.position_runs;
+COMMENT ON VIEW pgmate.position_index_size IS 'the position index: runs, entries, blocks and bytes on disk';
+
+SELECT pgmate.position_index_rebuild();

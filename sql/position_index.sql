@@ -1,0 +1,122 @@
+-- The position index, checked against the games themselves: for every position of every
+-- game, position_games equals a scan of game_keys; the explorer equals a count over
+-- game_positions. Kept through inserts of one and many games, merges, deletes, updates,
+-- truncation and a rebuild. Everything runs in a transaction that is rolled back, so the
+-- games of the other suites stay as they were.
+SELECT last_value AS games_seq, is_called AS games_called FROM pgmate.games_id_seq \gset
+BEGIN;
+
+-- Every distinct position of the stored games, with the index's answer and the truth.
+CREATE TEMP VIEW index_mismatches AS
+  WITH positions AS (
+    SELECT DISTINCT ON (board_key(p.board)) p.board
+    FROM pgmate.games g, game_positions(g.start, g.moves) p
+    ORDER BY board_key(p.board))
+  SELECT p.board::text AS position,
+         ARRAY(SELECT pgmate.position_games(p.board)) AS indexed,
+         ARRAY(SELECT g.id FROM pgmate.games g WHERE game_keys(g.start, g.moves) @> ARRAY[board_key(p.board)] ORDER BY g.id) AS truth
+  FROM positions p
+  WHERE ARRAY(SELECT pgmate.position_games(p.board)) <>
+        ARRAY(SELECT g.id FROM pgmate.games g WHERE game_keys(g.start, g.moves) @> ARRAY[board_key(p.board)] ORDER BY g.id);
+-- The explorer's rows for a position, and the same counted from game_positions (the first
+-- visit of each game), each side EXCEPT the other: no rows when they agree.
+CREATE TEMP TABLE probe (board board);
+CREATE TEMP VIEW explorer_mismatches AS
+  WITH truth AS (
+    SELECT move, count(*) AS games, count(*) FILTER (WHERE result = '1-0') AS white_wins,
+           count(*) FILTER (WHERE result = '1/2-1/2') AS draws, count(*) FILTER (WHERE result = '0-1') AS black_wins
+    FROM (SELECT DISTINCT ON (g.id) g.id, g.result, p.move
+          FROM pgmate.games g, game_positions(g.start, g.moves) p, probe
+          WHERE board_key(p.board) = board_key(probe.board)
+          ORDER BY g.id, p.ply) firsts
+    WHERE move IS NOT NULL GROUP BY move),
+  indexed AS (SELECT e.move, e.games, e.white_wins, e.draws, e.black_wins FROM probe, pgmate.explorer(probe.board) e)
+  (SELECT 'missing' AS side, * FROM truth EXCEPT SELECT 'missing', * FROM indexed)
+  UNION ALL
+  (SELECT 'extra', * FROM indexed EXCEPT SELECT 'extra', * FROM truth);
+
+SELECT pgmate.import_pgn($pgn$
+[White "ix A"] [Black "ix B"] [Result "1-0"]
+1. e4 e5 2. Nf3 Nc6 3. Bb5 a6 4. Ba4 Nf6 5. O-O Be7 1-0
+
+[White "ix C"] [Black "ix D"] [Result "0-1"]
+1. Nf3 Nc6 2. e4 e5 3. Bc4 Bc5 0-1
+
+[White "ix E"] [Black "ix F"] [Result "1/2-1/2"]
+1. e4 c5 2. Nf3 d6 3. d4 cxd4 4. Nxd4 Nf6 5. Nc3 a6 1/2-1/2
+
+[White "ix G"] [Black "ix H"] [Result "*"]
+1. Nf3 Nf6 2. Ng1 Ng8 3. e4 e5 *
+$pgn$) AS imported;
+
+-- Transpositions: 1.e4 e5 2.Nf3 Nc6 and 1.Nf3 Nc6 2.e4 e5 reach one position.
+SELECT array_agg(g ORDER BY g) = ARRAY(SELECT id FROM pgmate.games WHERE white IN ('ix A', 'ix C') ORDER BY id) AS transposition
+FROM pgmate.position_games(play('startpos', '{e2e4,e7e5,g1f3,b8c6}'::move[])) g;
+SELECT count(*) AS mismatches FROM index_mismatches;
+-- counts are games, not visits: game ix G passes the start position twice
+SELECT pgmate.position_count('startpos') = (SELECT count(*) FROM pgmate.games WHERE start = 'startpos') AS start_counted_once;
+SELECT pgmate.position_count('8/8/8/8/8/8/8/K1k5 w - - 0 1') AS never_reached;
+SELECT count(*) AS limited FROM pgmate.position_games('startpos', 2);
+SELECT count(*) AS no_position FROM pgmate.position_games(NULL);
+SAVEPOINT bad_limit;
+SELECT pgmate.position_games('startpos', -1);
+ROLLBACK TO bad_limit;
+
+-- The explorer after 1.e4, by move, and against the truth
+INSERT INTO probe VALUES (play('startpos', '{e2e4}'::move[]));
+SELECT san, games, white_wins, draws, black_wins, round(score::numeric, 3) AS score
+FROM probe, pgmate.explorer(probe.board) ORDER BY games DESC, san;
+SELECT count(*) AS explorer_mismatches FROM explorer_mismatches;
+TRUNCATE probe;
+INSERT INTO probe VALUES ('startpos');
+SELECT count(*) AS explorer_mismatches_at_start FROM explorer_mismatches;
+
+-- Single-game statements make level-0 runs; every fourth of a level is merged.
+DO $$
+BEGIN
+  FOR i IN 1..20 LOOP
+    INSERT INTO pgmate.games (source, white, moves, result)
+      VALUES ('manual', 'loop ' || i, (ARRAY['{d2d4,d7d5}', '{d2d4,g8f6,c2c4}', '{c2c4,e7e5}', '{g1f3,d7d5,d2d4}'])[1 + i % 4]::move[], '1/2-1/2');
+  END LOOP;
+END $$;
+SELECT count(*) < 20 AS merged, max(level) >= 1 AS levels FROM pgmate.position_runs;
+SELECT count(*) AS mismatches FROM index_mismatches;
+SELECT (SELECT sum(entries) FROM pgmate.position_runs) =
+       (SELECT count(*) FROM (SELECT DISTINCT g.id, board_key(p.board) FROM pgmate.games g, game_positions(g.start, g.moves) p) d)
+       AS one_entry_per_game_and_position;
+
+-- Deletes and updates take games out; an update of other columns changes nothing.
+DELETE FROM pgmate.games WHERE white IN ('ix A', 'loop 3', 'loop 7');
+UPDATE pgmate.games SET moves = '{e2e4,e7e5,g1f3}' WHERE white = 'ix C';
+UPDATE pgmate.games SET result = '1-0' WHERE white = 'ix E';
+SELECT sum(entries) AS entries_before FROM pgmate.position_runs \gset
+UPDATE pgmate.games SET event = 'renamed' WHERE white LIKE 'loop%';
+SELECT sum(entries) = :entries_before AS tags_only_unchanged FROM pgmate.position_runs;
+SELECT count(*) AS mismatches FROM index_mismatches;
+SELECT count(*) AS explorer_mismatches FROM explorer_mismatches;
+
+-- One run after a merge; a rebuild gives the same entries.
+SELECT pgmate.position_index_merge() = :entries_before AS merged_entries;
+SELECT count(*) AS runs FROM pgmate.position_runs;
+SELECT count(*) AS mismatches FROM index_mismatches;
+SELECT pgmate.position_index_rebuild() = :entries_before AS rebuilt_entries;
+SELECT count(*) AS mismatches FROM index_mismatches;
+SELECT runs, entries = :entries_before AS entries, bytes > 0 AS bytes FROM pgmate.position_index_size;
+
+-- A game id beyond the index's 32 bits is refused, naming it; nothing is stored.
+SAVEPOINT big_id;
+INSERT INTO pgmate.games (id, moves) VALUES (4294967296, '{e2e4}');
+ROLLBACK TO big_id;
+
+-- Truncation empties it; new games index again.
+TRUNCATE pgmate.games CASCADE;
+SELECT count(*) AS runs_after_truncate FROM pgmate.position_runs;
+SELECT pgmate.import_pgn('1. d4 d5 2. c4 *') AS imported;
+SELECT pgmate.position_count(play('startpos', '{d2d4,d7d5,c2c4}'::move[])) AS queens_gambit;
+SELECT count(*) AS mismatches FROM index_mismatches;
+
+ROLLBACK;
+SELECT setval('pgmate.games_id_seq', :games_seq, :'games_called'::bool) IS NOT NULL AS sequence_restored;
+SELECT count(*) AS mismatches FROM (
+  SELECT 1 FROM pgmate.games g, game_positions(g.start, g.moves) p
+  WHERE NOT EXISTS (SELECT 1 FROM pgmate.position_games(p.board) x WHERE x = g.id)) m;
