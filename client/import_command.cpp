@@ -25,6 +25,7 @@
 #include "chess/notation.h"
 #include "chess/pgn.h"
 #include "commands.h"
+#include "common/encoding.h"
 #include "db.h"
 #include "progress.h"
 
@@ -72,51 +73,11 @@ std::string format_seconds(double s) {
 
 // ------------------------------------------------------------------------- text
 
-bool valid_utf8(std::string_view s) {
-  const auto* p = reinterpret_cast<const unsigned char*>(s.data());
-  const auto* end = p + s.size();
-  while (p < end) {
-    const unsigned c = *p;
-    if (c < 0x80) {
-      ++p;
-      continue;
-    }
-    int n;
-    unsigned min;
-    if ((c & 0xE0) == 0xC0) n = 1, min = 0x80;
-    else if ((c & 0xF0) == 0xE0) n = 2, min = 0x800;
-    else if ((c & 0xF8) == 0xF0) n = 3, min = 0x10000;
-    else return false;
-    if (end - p <= n) return false;
-    unsigned cp = c & (0x3F >> n);
-    for (int i = 1; i <= n; ++i) {
-      if ((p[i] & 0xC0) != 0x80) return false;
-      cp = (cp << 6) | (p[i] & 0x3F);
-    }
-    if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return false;
-    p += n + 1;
-  }
-  return true;
-}
-
-// Text as PostgreSQL will take it: valid UTF-8 without NUL bytes. PGN files are often
-// Latin-1; text that is not valid UTF-8 is read as Latin-1. NUL becomes a space.
+// Text as PostgreSQL will take it: valid UTF-8 without NUL bytes. The reader already
+// gives tag values in UTF-8 (what is not UTF-8 is read as Windows-1252: to_utf8); the same
+// conversion applies here to anything else, and NUL becomes a space.
 std::string clean_text(std::string_view s) {
-  std::string out;
-  if (valid_utf8(s)) {
-    out.assign(s);
-  } else {
-    out.reserve(s.size() + 8);
-    for (const char ch : s) {
-      const auto c = static_cast<unsigned char>(ch);
-      if (c < 0x80) {
-        out += ch;
-      } else {
-        out += static_cast<char>(0xC0 | (c >> 6));
-        out += static_cast<char>(0x80 | (c & 0x3F));
-      }
-    }
-  }
+  std::string out = to_utf8(s);
   for (char& c : out)
     if (c == '\0') c = ' ';
   return out;

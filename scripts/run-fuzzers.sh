@@ -7,7 +7,7 @@ seconds=$2
 root=$(cd "$(dirname "$0")/.." && pwd)
 passed=0
 failed=0
-for name in fen uci san safetensors; do
+for name in fen uci san pgn safetensors; do
   corpus=$(mktemp -d)
   cp "$root/tests/fuzz/corpus/$name"/* "$corpus"/
   echo "fuzz_$name: ${seconds}s"

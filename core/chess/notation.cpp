@@ -10,6 +10,8 @@ constexpr std::string_view kPromotionChars = "nbrq";  // indexed by type - kKnig
 
 std::string quoted(std::string_view s) { return quote_input(s, 60); }
 
+bool is_digit(char c) { return c >= '0' && c <= '9'; }
+
 bool is_piece_letter(char c) { return c == 'N' || c == 'B' || c == 'R' || c == 'Q' || c == 'K'; }
 
 PieceType piece_from_letter(char c) {
@@ -133,92 +135,217 @@ std::string to_san(const Board& b, Move m) {
   return s;
 }
 
-Move parse_san(const Board& b, std::string_view text) {
+namespace {
+
+// A SAN (or long algebraic) move taken apart, before the board is asked.
+struct SanMove {
+  bool castling = false, king_side = false;
+  bool uci = false;  // plain coordinates like g1f3 or e7e8q: resolved as UCI
+  PieceType type = kPawn;
+  PieceType promotion = kNoPieceType;
+  Square to = kNoSquare;
+  int from_file = -1, from_rank = -1;
+};
+
+// Splits `text` into its parts; throws ParseError for text that is not a move.
+// `stripped` gets the text without annotations, check marks and en-passant marks.
+SanMove split_san(const Board& b, std::string_view text, std::string_view& stripped) {
   const std::string_view original = text;
-  auto illegal = [&](const std::string& why) -> IllegalMove {
-    return IllegalMove("illegal move " + quoted(original) + " in " + to_fen(b) + ": " + why);
-  };
-  // Strip annotations and check marks from the end, and "e.p." anywhere at the end.
+  // Strip annotations and check marks from the end, and an en-passant mark ("e.p.",
+  // "e.p", or "ep" right after the square).
   while (!text.empty() && (text.back() == ' ')) text.remove_suffix(1);
   while (!text.empty() && (text.front() == ' ')) text.remove_prefix(1);
-  if (text.size() >= 4 && text.substr(text.size() - 4) == "e.p.") text.remove_suffix(4);
+  if (!text.empty() && (text.back() == '.' || text.back() == 'p')) {
+    if (text.ends_with("e.p.")) text.remove_suffix(4);
+    else if (text.ends_with("e.p")) text.remove_suffix(3);
+    else if (text.size() > 2 && text.ends_with("ep") && is_digit(text[text.size() - 3])) text.remove_suffix(2);
+  }
   while (!text.empty() && (text.back() == ' ')) text.remove_suffix(1);
   while (!text.empty() && (text.back() == '+' || text.back() == '#' || text.back() == '!' || text.back() == '?'))
     text.remove_suffix(1);
   if (text.empty()) throw ParseError("invalid SAN move " + quoted(original) + ": empty");
+  stripped = text;
 
-  MoveList list;
-  legal_moves(b, list);
-
-  if (text == "O-O" || text == "0-0" || text == "O-O-O" || text == "0-0-0") {
-    bool king_side = text.size() == 3;
-    for (Move m : list)
-      if (m.kind() == kCastling && (m.to() > m.from()) == king_side) return m;
-    throw illegal("castling is not legal here");
+  SanMove san;
+  if ((text[0] == 'O' || text[0] == '0') && (text == "O-O" || text == "0-0" || text == "O-O-O" || text == "0-0-0")) {
+    san.castling = true;
+    san.king_side = text.size() == 3;
+    return san;
   }
-
   // UCI text is accepted too (many tools mix them).
   if ((text.size() == 4 || text.size() == 5) && parse_square(text.substr(0, 2)) != kNoSquare &&
-      parse_square(text.substr(2, 2)) != kNoSquare)
-    return parse_uci(b, text);
+      parse_square(text.substr(2, 2)) != kNoSquare) {
+    san.uci = true;
+    return san;
+  }
 
   std::string_view t = text;
-  PieceType type = kPawn;
   if (is_piece_letter(t[0])) {
-    type = piece_from_letter(t[0]);
+    san.type = piece_from_letter(t[0]);
     t.remove_prefix(1);
   } else if (t[0] == 'P') {
     t.remove_prefix(1);
   }
   // Promotion suffix: "=Q", "Q", "=q", "(Q)".
-  PieceType promotion = kNoPieceType;
-  if (type == kPawn && !t.empty()) {
+  if (san.type == kPawn && !t.empty()) {
     std::string_view rest = t;
     if (rest.back() == ')' && rest.size() >= 3 && rest[rest.size() - 3] == '(') {
-      promotion = piece_from_letter(rest[rest.size() - 2]);
+      san.promotion = piece_from_letter(rest[rest.size() - 2]);
       rest.remove_suffix(3);
     } else if (piece_from_letter(rest.back()) != kNoPieceType && rest.back() != 'b' && rest.size() >= 2 &&
                (rest[rest.size() - 2] == '=' || (rest[rest.size() - 2] >= '1' && rest[rest.size() - 2] <= '8'))) {
-      promotion = piece_from_letter(rest.back());
+      san.promotion = piece_from_letter(rest.back());
       rest.remove_suffix(1);
     } else if (rest.back() == 'b' && rest.size() >= 2 && rest[rest.size() - 2] == '=') {
-      promotion = kBishop;
+      san.promotion = kBishop;
       rest.remove_suffix(1);
     }
-    if (promotion == kKing) throw ParseError("invalid SAN move " + quoted(original) + ": cannot promote to a king");
+    if (san.promotion == kKing)
+      throw ParseError("invalid SAN move " + quoted(original) + ": cannot promote to a king");
     if (!rest.empty() && rest.back() == '=') rest.remove_suffix(1);
     t = rest;
   }
   // What remains: [from file][from rank][x|-|:]to-square
   if (t.size() < 2) throw ParseError("invalid SAN move " + quoted(original) + ": no destination square");
-  Square to = parse_square(t.substr(t.size() - 2));
-  if (to == kNoSquare)
-    throw ParseError("invalid SAN move " + quoted(original) + ": " + quoted(t.substr(t.size() - 2)) + " is not a square");
+  san.to = parse_square(t.substr(t.size() - 2));
+  if (san.to == kNoSquare)
+    throw ParseError("invalid SAN move " + quoted(original) + ": " + quoted(t.substr(t.size() - 2)) +
+                     " is not a square");
   t.remove_suffix(2);
   if (!t.empty() && (t.back() == 'x' || t.back() == ':' || t.back() == '-')) t.remove_suffix(1);
-  int from_file = -1, from_rank = -1;
   for (char c : t) {
-    if (c >= 'a' && c <= 'h' && from_file < 0)
-      from_file = c - 'a';
-    else if (c >= '1' && c <= '8' && from_rank < 0)
-      from_rank = c - '1';
+    if (c >= 'a' && c <= 'h' && san.from_file < 0)
+      san.from_file = c - 'a';
+    else if (c >= '1' && c <= '8' && san.from_rank < 0)
+      san.from_rank = c - '1';
     else
       throw ParseError("invalid SAN move " + quoted(original) + ": unexpected " + quoted(std::string_view(&c, 1)));
   }
+  // Long algebraic: with the from-square given in full, the piece letter may be left out
+  // ("g1-f3" is the knight on g1); a king's two-square step is castling ("Ke1-g1", "e1-g1").
+  if (san.from_file >= 0 && san.from_rank >= 0) {
+    const Square from = make_square(san.from_file, san.from_rank);
+    const Piece p = b.piece_on(from);
+    if (p != kNoPiece && color_of(p) == b.side) {
+      const PieceType on_from = type_of(p);
+      if (san.type == kPawn && text[0] != 'P' && on_from != kPawn && san.promotion == kNoPieceType)
+        san.type = on_from;
+      if (san.type == kKing && on_from == kKing && rank_of(from) == rank_of(san.to) &&
+          (san.to == from + 2 || san.to == from - 2)) {
+        san.castling = true;
+        san.king_side = san.to > from;
+      }
+    }
+  }
+  return san;
+}
 
+// Lines through s on an empty board (s itself excluded), by arithmetic: no table.
+Bitboard straight_lines(Square s) { return (table_free::file_mask(s) | table_free::rank_mask(s)) ^ bb(s); }
+Bitboard diagonal_lines(Square s) { return (table_free::diag_mask(s) | table_free::anti_mask(s)) ^ bb(s); }
+
+// Squares strictly between a and b (empty unless they share a line): a 32 KiB table,
+// where the slider attack tables are large enough to miss the cache on every lookup.
+Bitboard strictly_between(Square a, Square b) { return between_and_target(a, b) & ~bb(b); }
+
+// Whether a piece of `them` attacks square s once the board's occupancy is `occ`, with
+// the pieces on `gone` (captured) left out.
+bool attacked(const Board& b, Square s, Color them, Bitboard occ, Bitboard gone) {
+  const Bitboard theirs = b.pieces(them) & ~gone;
+  if ((knight_attacks(s) & b.pieces(kKnight) & theirs) || (pawn_attacks(~them, s) & b.pieces(kPawn) & theirs) ||
+      (king_attacks(s) & b.pieces(kKing) & theirs))
+    return true;
+  const Bitboard queens = b.pieces(kQueen);
+  Bitboard snipers = ((straight_lines(s) & (b.pieces(kRook) | queens)) |
+                      (diagonal_lines(s) & (b.pieces(kBishop) | queens))) &
+                     theirs;
+  while (snipers)
+    if (!(strictly_between(s, pop_lsb(snipers)) & occ)) return true;
+  return false;
+}
+
+// The one legal move matching `san`, found from its destination square (the pieces of its
+// type that reach it, each tested for leaving the king safe) without listing every legal
+// move; a null Move when there is not exactly one, or a promotion lacks its piece (the
+// caller then lists the legal moves to say what is wrong).
+Move find_san_move(const Board& b, const SanMove& san) {
+  const Color us = b.side, them = ~us;
+  const Square to = san.to;
+  const Bitboard ours = b.pieces(us), theirs = b.pieces(them), occ = ours | theirs;
+  const Bitboard target = bb(to);
+  if (ours & target) return Move();
+  Bitboard from_set;
+  bool slider = false;
+  switch (san.type) {
+    case kPawn: {
+      if ((theirs & target) || to == b.ep) {
+        from_set = pawn_attacks(them, to);
+      } else {
+        const Bitboard one = us == kWhite ? target >> 8 : target << 8;
+        from_set = one;
+        if (!(one & occ) && (target & (us == kWhite ? kRank4 : kRank5))) from_set |= us == kWhite ? one >> 8 : one << 8;
+      }
+      break;
+    }
+    case kKnight: from_set = knight_attacks(to); break;
+    case kBishop: from_set = diagonal_lines(to), slider = true; break;
+    case kRook: from_set = straight_lines(to), slider = true; break;
+    case kQueen: from_set = straight_lines(to) | diagonal_lines(to), slider = true; break;
+    default: from_set = king_attacks(to); break;
+  }
+  from_set &= b.pieces(us, san.type);
+  if (san.from_file >= 0) from_set &= kFileA << san.from_file;
+  if (san.from_rank >= 0) from_set &= kRank1 << (8 * san.from_rank);
+  if (!from_set) return Move();
+
+  const bool promotes = san.type == kPawn && (target & (kRank1 | kRank8));
+  if (promotes != (san.promotion != kNoPieceType)) return Move();
+  const Square ksq = b.king_square(us);
+  Move found;
+  while (from_set) {
+    const Square from = pop_lsb(from_set);
+    if (slider && (strictly_between(to, from) & occ)) continue;  // the way is blocked
+    Bitboard captured = theirs & target;
+    Move m(from, to);
+    if (promotes) {
+      m = Move(from, to, kPromotion, san.promotion);
+    } else if (san.type == kPawn && to == b.ep && file_of(from) != file_of(to)) {
+      m = Move(from, to, kEnPassant);
+      captured = bb(us == kWhite ? to - 8 : to + 8);
+    }
+    const Bitboard after = ((occ ^ bb(from)) & ~captured) | target;
+    if (attacked(b, san.type == kKing ? to : ksq, them, after, captured)) continue;
+    if (!found.is_null()) return Move();  // ambiguous
+    found = m;
+  }
+  return found;
+}
+
+// What parse_san does, by listing the legal moves; also says why nothing matches.
+Move resolve_san_by_list(const Board& b, const SanMove& san, std::string_view original) {
+  auto illegal = [&](const std::string& why) -> IllegalMove {
+    return IllegalMove("illegal move " + quoted(original) + " in " + to_fen(b) + ": " + why);
+  };
+  MoveList list;
+  legal_moves(b, list);
+  if (san.castling) {
+    for (Move m : list)
+      if (m.kind() == kCastling && (m.to() > m.from()) == san.king_side) return m;
+    throw illegal("castling is not legal here");
+  }
   Move found;
   int matches = 0;
   for (Move m : list) {
-    if (m.to() != to || type_of(b.piece_on(m.from())) != type) continue;
-    if (from_file >= 0 && file_of(m.from()) != from_file) continue;
-    if (from_rank >= 0 && rank_of(m.from()) != from_rank) continue;
+    if (m.to() != san.to || type_of(b.piece_on(m.from())) != san.type) continue;
+    if (san.from_file >= 0 && file_of(m.from()) != san.from_file) continue;
+    if (san.from_rank >= 0 && rank_of(m.from()) != san.from_rank) continue;
     if (m.kind() == kCastling) continue;
     if (m.kind() == kPromotion) {
-      if (promotion == kNoPieceType) {
+      if (san.promotion == kNoPieceType) {
         throw illegal("a promotion needs its piece, e.g. " + to_san(b, m));
       }
-      if (m.promotion() != promotion) continue;
-    } else if (promotion != kNoPieceType) {
+      if (m.promotion() != san.promotion) continue;
+    } else if (san.promotion != kNoPieceType) {
       continue;
     }
     found = m;
@@ -228,5 +355,29 @@ Move parse_san(const Board& b, std::string_view text) {
   if (matches > 1) throw illegal("ambiguous; add the file or rank of the moving piece");
   throw illegal("no legal move matches");
 }
+
+}  // namespace
+
+Move parse_san(const Board& b, std::string_view text) {
+  std::string_view stripped;
+  const SanMove san = split_san(b, text, stripped);
+  if (san.uci) return parse_uci(b, stripped);
+  if (!san.castling) {
+    const Move m = find_san_move(b, san);
+    if (!m.is_null()) return m;
+  }
+  return resolve_san_by_list(b, san, text);
+}
+
+namespace detail {
+
+Move parse_san_by_list(const Board& b, std::string_view text) {
+  std::string_view stripped;
+  const SanMove san = split_san(b, text, stripped);
+  if (san.uci) return parse_uci(b, stripped);
+  return resolve_san_by_list(b, san, text);
+}
+
+}  // namespace detail
 
 }  // namespace pgmate::chess

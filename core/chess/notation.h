@@ -24,10 +24,19 @@ Move parse_uci_syntax(std::string_view text);
 std::string to_san(const Board& b, Move m);
 
 // Parses SAN for `b`. Tolerates common variants: 0-0 / 0-0-0, missing or extra '+'/'#',
-// annotations (!, ?), "e8Q" and "e8=Q", a leading 'P', "e.p.". Falls back to UCI text.
+// annotations (!, ?), "e8Q" and "e8=Q", a leading 'P', an en-passant mark ("e.p.", "e.p",
+// "ep"), long algebraic with '-', 'x' or ':' between the squares ("Ng1-f3", "e2xe4",
+// "e7-e8=Q"; the piece letter may be left out: "g1-f3" is the piece on g1, "e1-g1" the
+// king castling). Falls back to UCI text ("g1f3", "e7e8q").
 // Throws ParseError for text that is not a move, IllegalMove for a move that names no
 // single legal move of `b` (not legal, or ambiguous).
 Move parse_san(const Board& b, std::string_view text);
+
+namespace detail {
+// parse_san by listing every legal move of `b` (parse_san itself looks only at the pieces
+// that reach the destination square): the reference its tests compare against.
+Move parse_san_by_list(const Board& b, std::string_view text);
+}  // namespace detail
 
 // The legal move of b with m's from, to and promotion piece (the kind is recognised
 // from the board: castling, en passant). Throws IllegalMove when there is none.

@@ -1,13 +1,20 @@
 // PGN reader and writer.
 //
-// The reader is a byte-at-a-time lexer feeding a token-level state machine, so input may be
-// cut anywhere and nothing is ever scanned twice: a partial token (move, tag value) is kept
-// in a small capped buffer, comments are skipped as they stream past.
+// The reader is a lexer feeding a token-level state machine, so input may be cut anywhere
+// and nothing is ever scanned twice. A token that lies whole in the input is handed on in
+// place; one cut by the end of a chunk goes byte by byte into a small capped buffer.
+// Comments are skipped with memchr as they stream past. Moves are resolved by parse_san,
+// which looks only at the pieces that reach the destination square.
 #include "chess/pgn.h"
 
+#include "common/encoding.h"
 #include "common/json.h"
 #include "common/text.h"
 
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <cstring>
 #include <deque>
 #include <stdexcept>
 
@@ -29,11 +36,71 @@ const Board& standard_start() {
 
 bool is_result(std::string_view s) { return s == "1-0" || s == "0-1" || s == "1/2-1/2" || s == "*"; }
 
-bool is_alnum(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9'); }
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
-bool is_symbol_char(char c) {
-  return is_alnum(c) || c == '_' || c == '+' || c == '#' || c == '=' || c == ':' || c == '-' || c == '/';
+// The result a movetext token or Result tag value stands for ("1/2" is a draw too), or "".
+std::string_view result_of(std::string_view s) {
+  if (s.size() == 3) {
+    if (s == "1-0") return "1-0";
+    if (s == "0-1") return "0-1";
+    if (s == "1/2") return "1/2-1/2";
+  } else if (s == "1/2-1/2") {
+    return "1/2-1/2";
+  } else if (s == "*") {
+    return "*";
+  }
+  return {};
 }
+
+// The result a move token ends with ("Qxf7#1-0", "e41/2-1/2", "R8xg20-1"), or "".
+std::string_view glued_result(std::string_view s) {
+  // Every result ends with '-' or '/' and a digit: most moves are ruled out at once.
+  if (s.size() < 4 || (s[s.size() - 2] != '-' && s[s.size() - 2] != '/')) return {};
+  for (const std::string_view r : {"1/2-1/2", "1-0", "0-1", "1/2"}) {
+    if (s.size() <= r.size() || !s.ends_with(r)) continue;
+    const std::string_view move = s.substr(0, s.size() - r.size());
+    if (move.back() == '-' || move.back() == '/' ||
+        move.find_first_not_of("0123456789") == std::string_view::npos)
+      return {};
+    return r;
+  }
+  return {};
+}
+
+// The ways PGN writers spell a null move (passing the turn).
+bool is_null_move(std::string_view s) {
+  return s.size() <= 4 && (s == "--" || s == "Z0" || s == "0000" || s == "@@@@");
+}
+
+// Evaluation signs written as text ("+-" for $18 and so on); read past like NAGs.
+bool is_evaluation_sign(std::string_view s) {
+  for (const std::string_view e : {"=", "+=", "=+", "+/=", "=/+", "+/-", "-/+", "+-", "-+"})
+    if (s == e) return true;
+  return false;
+}
+
+// Character classes of the lexer.
+enum : std::uint8_t {
+  kAlnum = 1,       // starts a symbol
+  kSymbolChar = 2,  // continues a symbol
+  kPunctStart = 4,  // starts a punctuation token
+  kPunctChar = 8,   // continues one
+};
+constexpr auto kCharClass = [] {
+  std::array<std::uint8_t, 256> t{};
+  for (int c = 0; c < 256; ++c) {
+    const bool alnum = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+    if (alnum) t[c] |= kAlnum | kSymbolChar;
+    if (c == '_' || c == '+' || c == '#' || c == '=' || c == ':' || c == '-' || c == '/') t[c] |= kSymbolChar;
+    // "--", "@@@@", a detached '+' or '#', "+-", and "½-½" in UTF-8 (C2 BD) or Latin-1 (BD).
+    if (c == '-' || c == '+' || c == '#' || c == '=' || c == '@' || c == 0xC2 || c == 0xBD)
+      t[c] |= kPunctStart | kPunctChar;
+    if (c == '/') t[c] |= kPunctChar;
+  }
+  return t;
+}();
+
+bool is_alnum(char c) { return kCharClass[static_cast<unsigned char>(c)] & kAlnum; }
+bool is_digit(char c) { return c >= '0' && c <= '9'; }
+bool is_symbol_char(char c) { return kCharClass[static_cast<unsigned char>(c)] & kSymbolChar; }
 
 std::string quoted(std::string_view s) { return quote_input(s, 60); }
 
@@ -64,7 +131,7 @@ enum class Tok {
   kRParen,
   kPeriod,
   kStar,
-  kAnnotation,  // '!' or '?'
+  kAnnotation,  // '!' or '?', a detached check sign, an evaluation sign such as "+-"
   kBlankLine,   // a line holding only white space
   kInvalid,     // text: what is wrong
 };
@@ -87,20 +154,28 @@ class PgnParser {
   const std::string& last_error() const { return last_error_; }
 
  private:
-  enum class Lex { kNormal, kBrace, kLineComment, kString, kSymbol, kNag };
+  // kStringQuote: a '"' inside a tag value, which closes the value only if what follows
+  // it on its line is ']' or the line end (blanks between allowed), or blanks and another
+  // '"' (which opens a second string: an error, as "x" "y" always was).
+  // kPunct: a token of punctuation (null move "--", "@@@@", a detached "+", "½-½").
+  enum class Lex { kNormal, kBrace, kLineComment, kString, kStringQuote, kSymbol, kNag, kPunct };
   enum class State { kBetween, kTags, kMoves, kSkip };
   enum class TagStep { kOpen, kName, kValue, kClose };  // what the tag section expects next
 
   // ---- lexer
-  void lex(char c);
+  void lex_span(const char* p, size_t& pos, size_t n);
+  bool lex(char c);
+  void lex_string(char c);
   void lex_normal(char c);
   void emit(Tok type, std::string_view text) { on_token(Token{type, text, token_line_}); }
+  void emit_punct(std::string_view text);
   void append_capped(std::string& s, char c, size_t cap) {
     if (s.size() < cap)
       s.push_back(c);
     else
       overflow_ = true;
   }
+  bool ep_dot(std::string_view symbol) const;
   void end_of_input();
 
   // ---- parser
@@ -109,7 +184,7 @@ class PgnParser {
   void in_tags(const Token& t);
   void in_moves(const Token& t);
   void skipping(const Token& t);
-  void play_san(const Token& t);
+  void play_san(std::string_view san, int line);
   void begin_game();
   bool setup_start(int line);
   void end_game(std::string_view result);
@@ -129,7 +204,9 @@ class PgnParser {
   bool line_has_content_ = false;
   bool escape_ = false;
   bool overflow_ = false;
-  std::string text_;  // symbol, NAG digits or tag value being read
+  bool tag_quotes_ = false;  // the string being read is a tag value (inner quotes allowed)
+  std::string text_;         // symbol, NAG digits or tag value being read
+  std::string quote_blanks_; // kStringQuote: the blanks read after the quote
   bool bom_checked_ = false;
   bool ended_ = false;
 
@@ -170,9 +247,7 @@ bool PgnParser::next(std::string_view data, size_t& pos, bool finished, PgnGame&
       bom_checked_ = true;
     }
     if (pos < data.size()) {
-      const char* p = data.data();
-      const size_t n = data.size();
-      while (pos < n && ready_.empty() && !throw_pending_) lex(p[pos++]);
+      lex_span(data.data(), pos, data.size());
       continue;
     }
     if (finished && !ended_) {
@@ -186,7 +261,92 @@ bool PgnParser::next(std::string_view data, size_t& pos, bool finished, PgnGame&
 
 // ---------------------------------------------------------------- lexer
 
-void PgnParser::lex(char c) {
+// Lexes p[pos..n) until it is used up, a game is complete or a bad game must be reported.
+// Tokens that lie whole in the data are read in place (no copy); one cut by the end of the
+// data, and the rarer forms, go byte by byte through lex(), which keeps the partial token.
+void PgnParser::lex_span(const char* p, size_t& pos, size_t n) {
+  while (pos < n && ready_.empty() && !throw_pending_) {
+    const char c = p[pos];
+    if (lex_ == Lex::kNormal) {
+      if (c == ' ') {
+        at_line_start_ = false;
+        ++pos;
+        continue;
+      }
+      if (kCharClass[static_cast<unsigned char>(c)] & kAlnum) {
+        size_t end = pos + 1;
+        while (end < n) {
+          const char d = p[end];
+          if ((kCharClass[static_cast<unsigned char>(d)] & kSymbolChar) ||
+              (d == '.' && ep_dot(std::string_view(p + pos, end - pos))))
+            ++end;
+          else
+            break;
+        }
+        if (end < n) {  // the whole symbol is here
+          at_line_start_ = false;
+          line_has_content_ = true;
+          token_line_ = line_;
+          const std::string_view symbol(p + pos, end - pos);
+          pos = end;
+          if (symbol.size() > kMaxSymbol)
+            emit(Tok::kInvalid, "token longer than " + std::to_string(kMaxSymbol) +
+                                    " characters: " + quoted(symbol.substr(0, kMaxSymbol)));
+          else
+            emit(Tok::kSymbol, symbol);
+          continue;
+        }
+      } else if (c == '"') {
+        // A whole string without escapes or line ends; a tag value must be followed by ']'.
+        const bool in_tag = state_ == State::kTags && tag_step_ == TagStep::kValue;
+        size_t end = pos + 1;
+        while (end < n && p[end] != '"' && p[end] != '\\' && p[end] != '\n') ++end;
+        if (end + 1 < n && p[end] == '"' && (!in_tag || p[end + 1] == ']') && end - pos - 1 <= kMaxTagValue) {
+          at_line_start_ = false;
+          line_has_content_ = true;
+          token_line_ = line_;
+          const std::string_view value(p + pos + 1, end - pos - 1);
+          pos = end + 1;
+          emit(Tok::kString, value);
+          continue;
+        }
+      }
+    } else if (lex_ == Lex::kBrace) {
+      const void* close = std::memchr(p + pos, '}', n - pos);
+      const size_t end = close ? static_cast<const char*>(close) - p : n;
+      line_ += int(std::count(p + pos, p + end, '\n'));
+      if (close) {
+        lex_ = Lex::kNormal;
+        pos = end + 1;
+      } else {
+        pos = end;
+      }
+      continue;
+    } else if (lex_ == Lex::kLineComment) {
+      const void* nl = std::memchr(p + pos, '\n', n - pos);
+      if (!nl) {
+        pos = n;
+        continue;
+      }
+      pos = static_cast<const char*>(nl) - p;
+      if (lex('\n')) ++pos;  // ends the comment
+      continue;
+    }
+    if (lex(c)) ++pos;
+  }
+}
+
+// '.' belongs to a move only in "e.p." (en passant marker, alone or glued).
+bool PgnParser::ep_dot(std::string_view s) const {
+  return !is_digit(s[0]) && (s.ends_with('e') || s.ends_with("e.p")) &&
+         !(state_ == State::kTags && tag_step_ == TagStep::kName);
+}
+
+// Reads one byte; false when it is left unread: a token it ended made a game complete or
+// a game bad, and the byte is read again (as the start of what follows) once that game is
+// handed out. Two bad games are then never found in one call, so none goes unreported.
+bool PgnParser::lex(char c) {
+  const auto stop = [&] { return throw_pending_ || !ready_.empty(); };
   switch (lex_) {
     case Lex::kNormal:
       lex_normal(c);
@@ -204,30 +364,37 @@ void PgnParser::lex(char c) {
       if (c == '\n') {
         lex_ = Lex::kNormal;
         emit(Tok::kInvalid, "unterminated tag value (a quoted string ends on its line)");
+        if (stop()) return false;
         lex_normal(c);
-      } else if (escape_) {
-        // PGN escapes only \" and \\; any other backslash is kept as written.
-        if (c != '"' && c != '\\') append_capped(text_, '\\', kMaxTagValue);
-        append_capped(text_, c, kMaxTagValue);
-        escape_ = false;
-      } else if (c == '\\') {
-        escape_ = true;
-      } else if (c == '"') {
+      } else {
+        lex_string(c);
+      }
+      break;
+    case Lex::kStringQuote:
+      if (c == ' ' || c == '\t' || c == '\r') {
+        append_capped(quote_blanks_, c, kMaxTagValue);
+      } else if (c == '"' && quote_blanks_.empty()) {
+        // Two quotes in a row: the first is inside the value, the second may close it.
+        append_capped(text_, '"', kMaxTagValue);
+      } else if (c == ']' || c == '\n' || c == '"') {
+        // The quote closed the value (a '"' after blanks opens another string).
         lex_ = Lex::kNormal;
         if (overflow_)
           emit(Tok::kInvalid, "tag value longer than " + std::to_string(kMaxTagValue) + " bytes");
         else
           emit(Tok::kString, text_);
+        if (stop()) return false;
+        lex_normal(c);
       } else {
-        append_capped(text_, c, kMaxTagValue);
+        // A quote inside the value, kept as written.
+        append_capped(text_, '"', kMaxTagValue);
+        for (char b : quote_blanks_) append_capped(text_, b, kMaxTagValue);
+        lex_ = Lex::kString;
+        lex_string(c);
       }
       break;
     case Lex::kSymbol: {
-      // '.' belongs to a move only in "e.p." (en passant marker, alone or glued).
-      const bool ep_dot = c == '.' && !is_digit(text_[0]) &&
-                          (text_.ends_with('e') || text_.ends_with("e.p")) &&
-                          !(state_ == State::kTags && tag_step_ == TagStep::kName);
-      if (is_symbol_char(c) || ep_dot) {
+      if ((kCharClass[static_cast<unsigned char>(c)] & kSymbolChar) || (c == '.' && ep_dot(text_))) {
         append_capped(text_, c, kMaxSymbol);
         break;
       }
@@ -236,9 +403,20 @@ void PgnParser::lex(char c) {
         emit(Tok::kInvalid, "token longer than " + std::to_string(kMaxSymbol) + " characters: " + quoted(text_));
       else
         emit(Tok::kSymbol, text_);
+      if (stop()) return false;
       lex_normal(c);
       break;
     }
+    case Lex::kPunct:
+      if (kCharClass[static_cast<unsigned char>(c)] & kPunctChar) {
+        append_capped(text_, c, kMaxSymbol);
+        break;
+      }
+      lex_ = Lex::kNormal;
+      emit_punct(text_);
+      if (stop()) return false;
+      lex_normal(c);
+      break;
     case Lex::kNag:
       if (is_digit(c)) {
         append_capped(text_, c, 8);
@@ -249,10 +427,36 @@ void PgnParser::lex(char c) {
         emit(Tok::kInvalid, "'$' must be followed by a NAG number (1 to 8 digits)");
       else
         emit(Tok::kNag, text_);
+      if (stop()) return false;
       lex_normal(c);
       break;
   }
   if (c == '\n') ++line_;
+  return true;
+}
+
+void PgnParser::lex_string(char c) {
+  if (escape_) {
+    // PGN escapes only \" and \\; any other backslash is kept as written.
+    if (c != '"' && c != '\\') append_capped(text_, '\\', kMaxTagValue);
+    append_capped(text_, c, kMaxTagValue);
+    escape_ = false;
+  } else if (c == '\\') {
+    escape_ = true;
+  } else if (c == '"') {
+    if (tag_quotes_) {  // closing, or a quote inside the value: what follows tells
+      lex_ = Lex::kStringQuote;
+      quote_blanks_.clear();
+      return;
+    }
+    lex_ = Lex::kNormal;
+    if (overflow_)
+      emit(Tok::kInvalid, "tag value longer than " + std::to_string(kMaxTagValue) + " bytes");
+    else
+      emit(Tok::kString, text_);
+  } else {
+    append_capped(text_, c, kMaxTagValue);
+  }
 }
 
 void PgnParser::lex_normal(char c) {
@@ -275,7 +479,13 @@ void PgnParser::lex_normal(char c) {
   switch (c) {
     case '{': lex_ = Lex::kBrace; comment_line_ = line_; return;
     case ';': lex_ = Lex::kLineComment; return;
-    case '"': lex_ = Lex::kString; text_.clear(); escape_ = false; overflow_ = false; return;
+    case '"':
+      lex_ = Lex::kString;
+      text_.clear();
+      escape_ = false;
+      overflow_ = false;
+      tag_quotes_ = state_ == State::kTags && tag_step_ == TagStep::kValue;
+      return;
     case '$': lex_ = Lex::kNag; text_.clear(); overflow_ = false; return;
     case '[': emit(Tok::kLBracket, "["); return;
     case ']': emit(Tok::kRBracket, "]"); return;
@@ -284,6 +494,8 @@ void PgnParser::lex_normal(char c) {
     case '.': emit(Tok::kPeriod, "."); return;
     case '*': emit(Tok::kStar, "*"); return;
     case '!': case '?': emit(Tok::kAnnotation, std::string_view(&c, 1)); return;
+    case ',': case '}':  // stray: read past
+      return;
     case '%':
       if (first_column) {  // escape mechanism: the whole line is ignored
         lex_ = Lex::kLineComment;
@@ -291,8 +503,14 @@ void PgnParser::lex_normal(char c) {
       }
       break;
     default:
-      if (is_alnum(c)) {
+      if (kCharClass[static_cast<unsigned char>(c)] & kAlnum) {
         lex_ = Lex::kSymbol;
+        text_.assign(1, c);
+        overflow_ = false;
+        return;
+      }
+      if (kCharClass[static_cast<unsigned char>(c)] & kPunctStart) {
+        lex_ = Lex::kPunct;
         text_.assign(1, c);
         overflow_ = false;
         return;
@@ -302,11 +520,23 @@ void PgnParser::lex_normal(char c) {
   emit(Tok::kInvalid, "unexpected character " + char_desc(c));
 }
 
+// A token of punctuation: a null move, a half-point result, a check sign or evaluation
+// written apart from its move, or else an error on its first character.
+void PgnParser::emit_punct(std::string_view text) {
+  if (text == "--" || text == "@@@@") return emit(Tok::kSymbol, text);
+  if (text == "\xC2\xBD-\xC2\xBD" || text == "\xBD-\xBD") return emit(Tok::kSymbol, "1/2-1/2");
+  if (text.find_first_not_of("+#") == std::string_view::npos || is_evaluation_sign(text))
+    return emit(Tok::kAnnotation, text);
+  emit(Tok::kInvalid, "unexpected character " + char_desc(text[0]));
+}
+
 void PgnParser::end_of_input() {
   token_line_ = line_;
   switch (lex_) {
     case Lex::kSymbol:
     case Lex::kNag:
+    case Lex::kPunct:
+    case Lex::kStringQuote:
       lex('\n');  // a line end completes the pending token
       break;
     case Lex::kString:
@@ -339,7 +569,7 @@ void PgnParser::end_of_input() {
 
 namespace {
 bool is_result_token(const Token& t) {
-  return t.type == Tok::kStar || (t.type == Tok::kSymbol && is_result(t.text));
+  return t.type == Tok::kStar || (t.type == Tok::kSymbol && !result_of(t.text).empty());
 }
 }  // namespace
 
@@ -356,12 +586,13 @@ void PgnParser::begin_game() {
   game_ = PgnGame();
   game_.start = standard_start();
   game_.number = ++games_;
+  game_.moves.reserve(128);
   depth_ = 0;
   fen_line_ = 0;
 }
 
 void PgnParser::between(const Token& t) {
-  if (t.type == Tok::kBlankLine) return;
+  if (t.type == Tok::kBlankLine || t.type == Tok::kRParen) return;  // a stray ')' is no game
   begin_game();
   // A result with neither tags nor moves before it (a second result after a game, say)
   // is no game: an error, after which reading goes on at the next token.
@@ -403,7 +634,10 @@ void PgnParser::in_tags(const Token& t) {
     case TagStep::kValue:
       if (t.type != Tok::kString)
         return fail("tag " + tag_name_, "expected a quoted value, found " + quoted(t.text), t.line);
-      tag_value_ = t.text;
+      if (is_valid_utf8(t.text))
+        tag_value_ = t.text;
+      else
+        tag_value_ = windows1252_to_utf8(t.text);
       tag_step_ = TagStep::kClose;
       return;
     case TagStep::kClose:
@@ -458,18 +692,37 @@ void PgnParser::in_moves(const Token& t) {
     case Tok::kPeriod:
     case Tok::kNag:
     case Tok::kAnnotation:
+    case Tok::kRParen:  // a stray ')': read past
       return;
     case Tok::kStar:
-    case Tok::kSymbol:
-      if (is_result_token(t)) return end_game_with(t);
-      if (t.text.find_first_not_of("0123456789") == std::string_view::npos) return;  // move number
-      if (t.text == "e.p.") return;
-      return play_san(t);
+      return end_game_with(t);
+    case Tok::kSymbol: {
+      const std::string_view s = t.text;
+      if (is_digit(s[0])) {
+        if (!result_of(s).empty()) return end_game_with(t);
+        if (std::all_of(s.begin(), s.end(), is_digit) && s != "0000") return;  // move number
+      } else if (s[0] == 'e' && (s == "e.p." || s == "e.p" || s == "ep")) {
+        return;  // en-passant mark apart from its move
+      }
+      if (is_null_move(s))
+        return fail(move_context(s), "null move " + quoted(s) +
+                                         " in the main line (null moves are read past only inside variations)",
+                    t.line);
+      // A result run into its move: "Qxf7#1-0", "e41/2-1/2".
+      if (const std::string_view result = glued_result(s); !result.empty()) {
+        play_san(s.substr(0, s.size() - result.size()), t.line);
+        const Token result_token{Tok::kSymbol, result, t.line};
+        if (state_ == State::kMoves)
+          end_game_with(result_token);
+        else
+          skipping(result_token);  // the bad game ends at its result all the same
+        return;
+      }
+      return play_san(s, t.line);
+    }
     case Tok::kLParen:
       ++depth_;
       return;
-    case Tok::kRParen:
-      return fail(move_context(), "')' without a variation to close", t.line);
     case Tok::kLBracket:  // next game's tags: this one ended without a result
       end_game(tag_result());
       return between(t);
@@ -482,13 +735,13 @@ void PgnParser::in_moves(const Token& t) {
   }
 }
 
-void PgnParser::play_san(const Token& t) {
+void PgnParser::play_san(std::string_view san, int line) {
   Move m;
   try {
-    m = parse_san(board_, t.text);
+    m = parse_san(board_, san);
     play_checked(board_, m);
   } catch (const ParseError& e) {
-    return fail(move_context(t.text), e.what(), t.line);
+    return fail(move_context(san), e.what(), line);
   }
   game_.moves.push_back(m);
 }
@@ -519,14 +772,18 @@ void PgnParser::end_game(std::string_view result) {
 
 // The movetext's result token ends the game; a Result tag that says otherwise makes it bad.
 void PgnParser::end_game_with(const Token& t) {
+  const std::string_view result = result_of(t.text);
   const std::string* tag = game_.tag("Result");
-  if (tag && is_result(*tag) && *tag != t.text) {
-    fail("Result tag", quoted(*tag) + " conflicts with the result " + std::string(t.text) + " that ends the movetext",
-         t.line);
-    state_ = State::kBetween;  // the bad game ends here all the same
-    return;
+  if (tag) {
+    const std::string_view tagged = result_of(*tag);
+    if (!tagged.empty() && tagged != result) {
+      fail("Result tag",
+           quoted(*tag) + " conflicts with the result " + std::string(t.text) + " that ends the movetext", t.line);
+      state_ = State::kBetween;  // the bad game ends here all the same
+      return;
+    }
   }
-  end_game(t.text);
+  end_game(result);
 }
 
 void PgnParser::fail(const std::string& where, const std::string& what, int line) {
@@ -554,7 +811,8 @@ std::string PgnParser::move_context(std::string_view san) const {
 
 std::string PgnParser::tag_result() const {
   const std::string* r = game_.tag("Result");
-  return r && is_result(*r) ? *r : "*";
+  const std::string_view result = r ? result_of(*r) : std::string_view();
+  return result.empty() ? "*" : std::string(result);
 }
 
 }  // namespace detail

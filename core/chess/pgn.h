@@ -6,6 +6,27 @@
 // annotations are read past and dropped. Memory stays bounded by one game: consumed input
 // is released, and single tokens (a move, a tag value) are capped in length.
 //
+// The dialect read is import format plus what PGN found in the wild holds (as pgn-extract
+// and kokopu read it):
+//   - moves in SAN or long algebraic ("Ng1-f3", "g1-f3", "e2xe4", "e7-e8=Q", "g1f3"),
+//     castling as O-O, 0-0 or the king's two-square step; "e.p."/"ep" after a capture;
+//     a check sign apart from its move ("Nf3 +") and evaluation signs ("+-", "=") ignored;
+//   - results 1-0, 0-1, 1/2-1/2, *, and also "1/2" (in a Result tag too) and "½-½" (UTF-8
+//     or Latin-1) for a draw; a result run into the last move ("Qxf7#1-0") is split off;
+//   - null moves ("--", "Z0", "0000", "@@@@") inside variations; in the main line one is
+//     an error (the main line must be a legal game);
+//   - stray ',' '}' and ')' outside comments and variations are ignored;
+//   - a '"' inside a tag value needs no backslash: the value ends at the quote followed
+//     (after blanks) by ']' or the line end, so [Event "The "Big" Open"] gives
+//     The "Big" Open;
+//   - tag values are UTF-8: a value that is not valid UTF-8 is read as Windows-1252
+//     (Latin-1 plus € „ “ ” ‘ ’ – — ... in 0x80-0x9F) and converted, each value on its own
+//     (one that is valid UTF-8 is never changed, so files merged from several sources
+//     keep their UTF-8 values; a Windows-1252 value whose bytes happen to be valid UTF-8,
+//     which takes pairs such as "Ã©", is read as UTF-8);
+//   - tags and the result may be missing (see PgnReader).
+// Comments may hold any bytes. A BOM and CR LF line ends are read past.
+//
 // Writing: to_pgn gives export format (Seven Tag Roster, SAN movetext with move numbers,
 // lines of at most 79 characters).
 #pragma once
@@ -24,7 +45,7 @@ namespace pgmate::chess {
 using PgnTags = std::vector<std::pair<std::string, std::string>>;
 
 struct PgnGame {
-  PgnTags tags;             // in file order, unescaped; no name twice
+  PgnTags tags;             // in file order, unescaped, values in UTF-8; no name twice
   Board start;              // the FEN tag's position when there is one, else the standard start
   std::vector<Move> moves;  // the mainline, each move legal in turn
   std::string result;       // "1-0", "0-1", "1/2-1/2" or "*"
@@ -39,7 +60,8 @@ struct PgnGame {
 //   PGN game 3, move 12... Nxe5: illegal move "Nxe5" in <fen>: no legal move matches (line 40)
 //   PGN game 2, FEN tag: invalid FEN "...": White has no king (line 7)
 //   PGN game 5, move 20: unexpected character '<' (line 88)
-// Besides unreadable text and illegal moves, a game is bad when a tag name appears twice
+// Besides unreadable text and illegal or ambiguous main-line moves (a null move there
+// included), a game is bad when a tag name appears twice
 // ("tag Event: given twice"), when its Result tag and the result ending its movetext
 // differ ("Result tag: "1-0" conflicts with the result 0-1 that ends the movetext"), or
 // when it is a bare result with neither tags nor moves, such as a second result after a

@@ -409,6 +409,107 @@ TEST(SanReject, PromotionWithoutPiece) {
   EXPECT_THAT(san_error(b, "e8=K"), HasSubstr("cannot promote to a king"));
 }
 
+// ---------------------------------------------------------------- long algebraic
+
+TEST(SanIn, LongAlgebraic) {
+  Board b = parse_fen("startpos");
+  EXPECT_EQ(parse_san(b, "Ng1-f3"), Move(sq("g1"), sq("f3")));
+  EXPECT_EQ(parse_san(b, "g1-f3"), Move(sq("g1"), sq("f3")));  // the piece on g1
+  EXPECT_EQ(parse_san(b, "g1xf3"), Move(sq("g1"), sq("f3")));
+  EXPECT_EQ(parse_san(b, "e2-e4"), Move(sq("e2"), sq("e4")));
+  EXPECT_EQ(parse_san(b, "Pe2-e4"), Move(sq("e2"), sq("e4")));
+  EXPECT_THAT(san_error(b, "Bg1-f3"), HasSubstr("no legal move matches"));
+  EXPECT_THAT(san_error(b, "g1-g3"), HasSubstr("illegal move \"g1-g3\""));
+  EXPECT_THAT(san_error(b, "e3-e4"), HasSubstr("no legal move matches"));  // an empty from-square
+  Board p = parse_fen(kPromo);
+  EXPECT_EQ(parse_san(p, "e7-e8=Q"), Move(sq("e7"), sq("e8"), kPromotion, kQueen));
+  EXPECT_EQ(parse_san(p, "e7-e8N"), Move(sq("e7"), sq("e8"), kPromotion, kKnight));
+  EXPECT_THAT(san_error(p, "e7-e8"), HasSubstr("a promotion needs its piece"));
+  Board c = parse_fen(kCastle);
+  EXPECT_EQ(parse_san(c, "Ke1-g1"), Move(sq("e1"), sq("g1"), kCastling));
+  EXPECT_EQ(parse_san(c, "e1-c1"), Move(sq("e1"), sq("c1"), kCastling));
+  EXPECT_EQ(parse_san(c, "Ke1-f1"), Move(sq("e1"), sq("f1")));
+  Board e = parse_fen(kEpD6);
+  EXPECT_EQ(parse_san(e, "e5xd6"), Move(sq("e5"), sq("d6"), kEnPassant));
+  EXPECT_EQ(parse_san(e, "exd6ep"), Move(sq("e5"), sq("d6"), kEnPassant));
+  EXPECT_EQ(parse_san(e, "exd6e.p"), Move(sq("e5"), sq("d6"), kEnPassant));
+}
+
+// ---------------------------------------------------------------- the targeted lookup
+
+// parse_san looks only at the pieces that reach the destination; the reference lists
+// every legal move. Both must give the same move, or the same error, for every text.
+std::string outcome(Move (*parse)(const Board&, std::string_view), const Board& b, std::string_view text) {
+  try {
+    return "move " + to_uci(parse(b, text));
+  } catch (const IllegalMove& e) {
+    return std::string("IllegalMove: ") + e.what();
+  } catch (const ParseError& e) {
+    return std::string("ParseError: ") + e.what();
+  }
+}
+
+void compare_with_listing(const Board& b, long& texts) {
+  MoveList list;
+  legal_moves(b, list);
+  std::set<std::string> candidates;
+  std::set<Square> targets;
+  for (Move m : list) {
+    targets.insert(m.to());
+    const std::string from = square_name(m.from()), to = square_name(m.to());
+    const std::string san = to_san(b, m);
+    candidates.insert(san);
+    candidates.insert(from + "-" + to);
+    candidates.insert(from + "x" + to);
+    const char letter = "PNBRQK"[type_of(b.piece_on(m.from()))];
+    candidates.insert(std::string(1, letter) + from + "-" + to);
+    candidates.insert(std::string(1, letter) + to);
+    candidates.insert(std::string(1, letter) + from.substr(0, 1) + to);
+    candidates.insert(std::string(1, letter) + from.substr(1) + to);
+    candidates.insert(from.substr(0, 1) + to);
+    candidates.insert(from.substr(0, 1) + "x" + to);
+    candidates.insert(to);
+    for (const char* promo : {"=Q", "=N", "=b", "R", "(Q)", "=K"}) candidates.insert(to + promo);
+    candidates.insert(from.substr(0, 1) + "x" + to + "=Q");
+    candidates.insert(san + "ep");
+  }
+  for (Square t : targets)
+    for (const char* letter : {"", "N", "B", "R", "Q", "K", "P"}) {
+      candidates.insert(letter + square_name(t));
+      for (char f = 'a'; f <= 'h'; ++f) candidates.insert(letter + std::string(1, f) + square_name(t));
+      for (char r = '1'; r <= '8'; ++r) candidates.insert(letter + std::string(1, r) + square_name(t));
+    }
+  for (const char* castle : {"O-O", "O-O-O", "0-0", "e1-g1", "e8-c8", "Ke1-c1", "Ke8-g8"}) candidates.insert(castle);
+  for (const std::string& text : candidates) {
+    ASSERT_EQ(outcome(parse_san, b, text), outcome(detail::parse_san_by_list, b, text))
+        << to_fen(b) << " \"" << text << "\"";
+    ++texts;
+  }
+}
+
+TEST(SanLookup, SameAsListingTheLegalMoves) {
+  long texts = 0;
+  for (const std::string& fen : perft_suite_fens()) {
+    Board b = parse_fen(fen);
+    ASSERT_NO_FATAL_FAILURE(compare_with_listing(b, texts));
+    MoveList list;
+    legal_moves(b, list);
+    for (int i = 0; i < list.size; i += 5) {  // every fifth child: promotions, en passant, checks
+      Board next = b;
+      next.play(list.moves[i]);
+      ASSERT_NO_FATAL_FAILURE(compare_with_listing(next, texts)) << fen << " " << to_uci(list.moves[i]);
+    }
+  }
+  for (const char* fen : {kPromo, kCastle, kEpD6, "2k5/8/8/8/4Q2Q/8/8/K6Q w - - 0 1",
+                          "8/8/8/KPp4r/8/8/8/7k w - c6 0 1",        // en passant would expose the king
+                          "4k3/8/8/2KPp2r/8/8/8/8 w - e6 0 1",
+                          "4r1k1/8/8/8/8/8/4N3/4K3 w - - 0 1",      // a pinned knight
+                          "4k3/8/8/8/1b6/8/3N4/4K3 w - - 0 1"}) {
+    ASSERT_NO_FATAL_FAILURE(compare_with_listing(parse_fen(fen), texts)) << fen;
+  }
+  EXPECT_GT(texts, 100000) << texts;
+}
+
 // ---------------------------------------------------------------- round trips
 
 void check_round_trip(const Board& b, int& moves_checked) {

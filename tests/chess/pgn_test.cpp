@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -302,11 +303,10 @@ TEST(PgnErrors, UnreadableTokens) {
   EXPECT_THAT(error_of("1. e4 e5 2. @f3 *"), StartsWith("PGN game 1, move 2: unexpected character '@' (line 1)"));
   EXPECT_THAT(error_of("1. e4 <e5> *"), StartsWith("PGN game 1, move 1...: unexpected character '<'"));
   EXPECT_THAT(error_of("1. e4 e5 2. Xf3 *"), StartsWith("PGN game 1, move 2. Xf3: invalid SAN move \"Xf3\""));
-  EXPECT_THAT(error_of("1. e4 -- 2. d4 *"), HasSubstr("unexpected character '-'"));
-  EXPECT_THAT(error_of("1. e4 \xC2\xBD-\xC2\xBD"), HasSubstr("unexpected character byte 0xc2"));
+  EXPECT_THAT(error_of("1. e4 - 2. d4 *"), HasSubstr("unexpected character '-'"));
+  EXPECT_THAT(error_of("1. e4 \xC2\xA0 e5 *"), HasSubstr("unexpected character byte 0xc2"));
   EXPECT_THAT(error_of("1. e4 $ e5 *"), HasSubstr("'$' must be followed by a NAG number"));
   EXPECT_THAT(error_of("1. e4 " + std::string(300, 'a') + " *"), HasSubstr("token longer than 255 characters"));
-  EXPECT_THAT(error_of("1. e4 e5) *"), StartsWith("PGN game 1, move 2: ')' without a variation to close"));
   EXPECT_THAT(error_of("1. e4 (1. d4 d5 *"), HasSubstr("unterminated variation '(' at end of input"));
   EXPECT_THAT(error_of("1. e4 {no end *"), StartsWith("PGN game 1, move 1...: comment '{' opened here is not closed"));
   EXPECT_THAT(error_of("1. e4 e5 \"str\" *"), HasSubstr("unexpected quoted string \"str\""));
@@ -471,14 +471,291 @@ TEST(PgnErrors, FailModeThrowsOnceAndCanGoOn) {
   EXPECT_EQ(reader.skipped(), 3);
 }
 
+// ---------------------------------------------------------------- lenient reading
+//
+// What PGN found in the wild holds beyond the standard, read as pgn-extract and kokopu read
+// it; every main-line move is still checked.
+
+TEST(PgnLenient, NullMovesInVariations) {
+  PgnGame g = only_game(
+      "1. e4 (1. d4 -- 2. c4 Z0 3. Nf3 0000 4. g3 @@@@ (4. -- Nf6)) e5 2. Nf3 (2. -- d5 3. --) Nc6 *");
+  EXPECT_EQ(uci_line(g.moves), "e2e4 e7e5 g1f3 b8c6");
+  EXPECT_EQ(g.result, "*");
+  // In the main line a null move is an error: the main line must be a legal game.
+  EXPECT_THAT(error_of("1. e4 -- 2. d4 *"), StartsWith("PGN game 1, move 1... --: null move \"--\" in the main line"));
+  EXPECT_THAT(error_of("1. e4 -- 2. d4 *"), HasSubstr("(line 1)"));
+  EXPECT_THAT(error_of("1. e4 e5 2. Z0 *"), StartsWith("PGN game 1, move 2. Z0: null move \"Z0\" in the main line"));
+  EXPECT_THAT(error_of("1. e4 0000 *"), StartsWith("PGN game 1, move 1... 0000: null move \"0000\""));
+  EXPECT_THAT(error_of("1. @@@@ e5 *"), StartsWith("PGN game 1, move 1. @@@@: null move \"@@@@\""));
+  // Other runs of '-' or '@' are still unreadable.
+  EXPECT_THAT(error_of("1. e4 (1. d4 ---) e5 *"), HasSubstr("unexpected character '-'"));
+  EXPECT_THAT(error_of("1. e4 (1. d4 @@) e5 *"), HasSubstr("unexpected character '@'"));
+}
+
+TEST(PgnLenient, UnescapedQuotesInTagValues) {
+  PgnGame g = only_game(
+      "[Event \"The \"Big\" Open\"]\n[Site \"a \"quoted\"\" ]\n[White \"Kasparov, \"Gary\"\"]\n"
+      "[Black \"x\"y\"]\n[Annotator \"\"][Round \"1\"] [Date \"?\"]\n\n1. e4 *");
+  EXPECT_EQ(*g.tag("Event"), "The \"Big\" Open");
+  EXPECT_EQ(*g.tag("Site"), "a \"quoted\"");
+  EXPECT_EQ(*g.tag("White"), "Kasparov, \"Gary\"");
+  EXPECT_EQ(*g.tag("Black"), "x\"y");
+  EXPECT_EQ(*g.tag("Annotator"), "");
+  EXPECT_EQ(*g.tag("Round"), "1");
+  EXPECT_EQ(*g.tag("Date"), "?");
+  // Fed byte by byte, the same.
+  const std::string text = "[Event \"The \"Big\" Open\"]\n[White \"Kasparov, \"Gary\"\"]\n\n1. e4 *";
+  const std::vector<PgnGame> bytes = read_in_chunks(text, 1, PgnErrorMode::kFail);
+  ASSERT_EQ(bytes.size(), 1u);
+  EXPECT_EQ(*bytes[0].tag("Event"), "The \"Big\" Open");
+  EXPECT_EQ(*bytes[0].tag("White"), "Kasparov, \"Gary\"");
+  // A value still ends on its line; a second quoted string is still an error.
+  EXPECT_THAT(error_of("[Event \"The \"Big]\n\n1. e4 *"), StartsWith("PGN game 1, tags: unterminated tag value"));
+  EXPECT_THAT(error_of("[Event \"x\" \"y\"]\n\n1. e4 *"), StartsWith("PGN game 1, tag Event: expected ']'"));
+  // Outside a tag a quote closes its string at once.
+  EXPECT_THAT(error_of("1. e4 \"a\"b\" *"), HasSubstr("unexpected quoted string \"a\""));
+}
+
+TEST(PgnLenient, HalfPointResults) {
+  EXPECT_EQ(only_game("1. e4 e5 1/2").result, "1/2-1/2");
+  EXPECT_EQ(only_game("1. e4 e5 \xC2\xBD-\xC2\xBD").result, "1/2-1/2");  // UTF-8
+  EXPECT_EQ(only_game("1. e4 e5 \xBD-\xBD\n").result, "1/2-1/2");          // Latin-1
+  // A Result tag of "1/2" agrees with any spelling of the draw, and supplies a missing result.
+  EXPECT_EQ(only_game("[Result \"1/2\"]\n\n1. e4 e5 1/2-1/2").result, "1/2-1/2");
+  EXPECT_EQ(only_game("[Result \"1/2-1/2\"]\n\n1. e4 e5 1/2").result, "1/2-1/2");
+  EXPECT_EQ(only_game("[Result \"1/2\"]\n\n1. e4 e5").result, "1/2-1/2");
+  EXPECT_THAT(error_of("[Result \"1-0\"]\n\n1. e4 e5 1/2"), HasSubstr("\"1-0\" conflicts with the result 1/2"));
+  // Games one after another.
+  std::vector<PgnGame> games = parse_pgn("1. e4 1/2 1. d4 \xC2\xBD-\xC2\xBD 1. c4 1-0");
+  ASSERT_EQ(games.size(), 3u);
+  EXPECT_EQ(games[1].result, "1/2-1/2");
+  EXPECT_EQ(uci_line(games[2].moves), "c2c4");
+  // Not a game on its own.
+  EXPECT_THAT(error_of("1. e4 1-0 1/2"), StartsWith("PGN game 2: result \"1/2\" without tags or moves"));
+  // In a variation it ends nothing.
+  EXPECT_EQ(uci_line(only_game("1. e4 (1. d4 1/2) e5 0-1").moves), "e2e4 e7e5");
+}
+
+TEST(PgnLenient, MoveRunIntoTheResult) {
+  PgnGame g = only_game("1. e4 e5 2. Qh5 Nc6 3. Bc4 Nf6 4. Qxf7#1-0");
+  EXPECT_EQ(g.moves.size(), 7u);
+  EXPECT_EQ(to_uci(g.moves.back()), "h5f7");
+  EXPECT_EQ(g.result, "1-0");
+  g = only_game("1. e4 e51/2-1/2");
+  EXPECT_EQ(uci_line(g.moves), "e2e4 e7e5");
+  EXPECT_EQ(g.result, "1/2-1/2");
+  g = only_game("1. e41/2");
+  EXPECT_EQ(uci_line(g.moves), "e2e4");
+  EXPECT_EQ(g.result, "1/2-1/2");
+  // R8xg2 names the rook on g8 (the one on g1 takes too).
+  g = only_game("[FEN \"6r1/8/8/8/8/8/K5P1/6rk b - - 0 1\"]\n\n1... R8xg20-1");
+  EXPECT_EQ(uci_line(g.moves), "g8g2");
+  EXPECT_EQ(g.result, "0-1");
+  g = only_game("1. e4 e5 2. Nf3 Nf6 3. Bc4 Bc5 4. O-O1/2-1/2");
+  EXPECT_EQ(g.moves.back().kind(), kCastling);
+  g = only_game("[FEN \"4k3/P7/8/8/8/8/8/4K3 w - - 0 1\"]\n\n1. a8=Q+1-0");
+  EXPECT_EQ(uci_line(g.moves), "a7a8q");
+  EXPECT_EQ(g.result, "1-0");
+  // The Result tag is checked against it as against a result apart.
+  EXPECT_THAT(error_of("[Result \"0-1\"]\n\n1. e4 e51-0"), HasSubstr("\"0-1\" conflicts with the result 1-0"));
+  // Skip mode: a bad move run into its result ends the bad game there.
+  int skipped = -1;
+  std::vector<PgnGame> games = parse_pgn("1. e4 Ke31-0\n1. d4 *\n", PgnErrorMode::kSkip, &skipped);
+  EXPECT_EQ(skipped, 1);
+  ASSERT_EQ(games.size(), 1u);
+  EXPECT_EQ(uci_line(games[0].moves), "d2d4");
+}
+
+TEST(PgnLenient, StrayCommasBracesAndParentheses) {
+  PgnGame g = only_game("1. e4, e5 } 2. Nf3 ) Nc6, 3. Bb5 a6 }) *");
+  EXPECT_EQ(uci_line(g.moves), "e2e4 e7e5 g1f3 b8c6 f1b5 a7a6");
+  g = only_game("1. e4 e5) *");
+  EXPECT_EQ(uci_line(g.moves), "e2e4 e7e5");
+  // Inside a variation a ')' still closes it.
+  g = only_game("1. e4 (1. d4, d5) e5 ) 2. Nf3 *");
+  EXPECT_EQ(uci_line(g.moves), "e2e4 e7e5 g1f3");
+  // Between games they make no game.
+  std::vector<PgnGame> games = parse_pgn("1. e4 1-0 ) }\n,\n[Event \"b\"]\n\n1. d4 0-1\n");
+  ASSERT_EQ(games.size(), 2u);
+  EXPECT_EQ(*games[1].tag("Event"), "b");
+  EXPECT_EQ(games[1].number, 2);
+}
+
+TEST(PgnLenient, CheckSignsApartFromTheMove) {
+  PgnGame g = only_game("1. e4 e5 2. Qh5 Nc6 3. Bc4 Nf6 4. Qxf7 # 1-0");
+  EXPECT_EQ(g.moves.size(), 7u);
+  EXPECT_EQ(g.result, "1-0");
+  g = only_game("1. e4 d5 2. Bb5 + c6 3. Bxc6 ++ Nxc6 4. Nf3 +- e5 5. Nc3 -+ Nf6 6. d4 = Bb4 +/- *");
+  EXPECT_EQ(uci_line(g.moves), "e2e4 d7d5 f1b5 c7c6 b5c6 b8c6 g1f3 e7e5 b1c3 g8f6 d2d4 f8b4");
+  EXPECT_THAT(error_of("1. e4 +@ e5 *"), HasSubstr("unexpected character '+'"));
+}
+
+TEST(PgnLenient, LongAlgebraic) {
+  PgnGame g = only_game(
+      "1. e2-e4 e7-e5 2. Ng1-f3 b8-c6 3. f1c4 Ng8xf6?! 4. 0-0 Bf8-c5 5. d2-d3 d7-d6 6. c1-g5 0-0 "
+      "7. Nb1-c3 h7-h6 8. g5xf6 Qd8xf6 9. c3-d5 Qf6-d8 10. Qd1-e2 *");
+  EXPECT_EQ(uci_line(g.moves),
+            "e2e4 e7e5 g1f3 b8c6 f1c4 g8f6 e1g1 f8c5 d2d3 d7d6 c1g5 e8g8 b1c3 h7h6 g5f6 d8f6 c3d5 f6d8 d1e2");
+  EXPECT_EQ(g.moves[6].kind(), kCastling);
+  // Castling as the king's move, with or without its letter; O-O and 0-0-0.
+  g = only_game("[FEN \"r3k2r/8/8/8/8/8/8/R3K2R w KQkq - 0 1\"]\n\n1. e1-g1 Ke8-c8 *");
+  EXPECT_EQ(uci_line(g.moves), "e1g1 e8c8");
+  EXPECT_EQ(g.moves[0].kind(), kCastling);
+  EXPECT_EQ(g.moves[1].kind(), kCastling);
+  g = only_game("[FEN \"r3k2r/8/8/8/8/8/8/R3K2R w KQkq - 0 1\"]\n\n1. O-O 0-0-0 *");
+  EXPECT_EQ(uci_line(g.moves), "e1g1 e8c8");
+  // Promotions; captures written with ':'; en passant.
+  g = only_game("[FEN \"1r2k3/P1P5/8/8/8/8/8/4K3 w - - 0 1\"]\n\n1. c7-c8=Q+ Ke8-e7 2. a7xb8=N Ke7-f6 *");
+  EXPECT_EQ(uci_line(g.moves), "c7c8q e8e7 a7b8n e7f6");
+  EXPECT_EQ(uci_line(only_game("1. e4 d5 2. e4:d5 Qd8:d5 *").moves), "e2e4 d7d5 e4d5 d8d5");
+  g = only_game("1. e2-e4 Ng8-f6 2. e4-e5 d7-d5 3. e5xd6 *");
+  EXPECT_EQ(g.moves[4].kind(), kEnPassant);
+  // Checked against the legal moves: the piece on the from-square must go there.
+  EXPECT_THAT(error_of("1. e2-e4 e7-e5 2. g1-g3 *"),
+              StartsWith("PGN game 1, move 2. g1-g3: illegal move \"g1-g3\" in "));
+  EXPECT_THAT(error_of("1. Bg1-f3 *"), StartsWith("PGN game 1, move 1. Bg1-f3: illegal move"));
+  EXPECT_THAT(error_of("1. e3-e4 *"), StartsWith("PGN game 1, move 1. e3-e4: illegal move"));
+  EXPECT_THAT(error_of("1. e1-g1 *"), HasSubstr("castling is not legal here"));
+}
+
+TEST(PgnLenient, EnPassantMarks) {
+  for (const std::string ep : {"exd6 e.p.", "exd6e.p.", "exd6ep", "exd6 ep", "exd6 e.p", "exd6e.p"}) {
+    SCOPED_TRACE(ep);
+    PgnGame g = only_game("1. e4 Nf6 2. e5 d5 3. " + ep + " Nc6 *");
+    ASSERT_EQ(g.moves.size(), 6u);
+    EXPECT_EQ(g.moves[4].kind(), kEnPassant);
+    EXPECT_EQ(to_uci(g.moves[5]), "b8c6");
+  }
+}
+
+TEST(PgnLenient, Windows1252TagValues) {
+  // Latin-1 and Windows-1252 values become UTF-8; values already in UTF-8 are kept.
+  PgnGame g = only_game(
+      "[Event \"\x84Schach\x93 \x96 Turnier \x80 5\"]\n[White \"M\xFCller, J\xF6rg\"]\n"
+      "[Black \"M\xC3\xBCller, J\xC3\xB6rg\"]\n[Site \"Cura\xE7" "ao\"]\n\n"
+      "1. e4 {Sch\xF6n} e5 ; \xE9t\xE9\n*");
+  EXPECT_EQ(*g.tag("Event"), "\u201ESchach\u201C \u2013 Turnier \u20AC 5");
+  EXPECT_EQ(*g.tag("White"), "M\u00FCller, J\u00F6rg");
+  EXPECT_EQ(*g.tag("Black"), "M\u00FCller, J\u00F6rg");
+  EXPECT_EQ(*g.tag("Site"), "Cura\u00E7" "ao");
+  EXPECT_EQ(uci_line(g.moves), "e2e4 e7e5");
+  // Decided per value: a UTF-8 value beside a Latin-1 one stays as it is.
+  g = only_game("[White \"Stra\xDF" "e\"]\n[Black \"Stra\xC3\x9F" "e\"]\n\n*");
+  EXPECT_EQ(*g.tag("White"), "Stra\u00DF" "e");
+  EXPECT_EQ(*g.tag("Black"), "Stra\u00DF" "e");
+  // Bytes Windows-1252 leaves undefined are kept as the C1 controls of Latin-1.
+  EXPECT_EQ(*only_game("[Event \"a\x81" "b\"]\n*").tag("Event"), "a\xC2\x81" "b");
+}
+
+TEST(PgnLenient, MissingTagsOrResult) {
+  // Movetext without tags, ended by a result, the next game's tags, or the end of input.
+  std::vector<PgnGame> games = parse_pgn(
+      "1. e4 e5 1-0\n"
+      "1. d4 d5\n"
+      "[Event \"b\"]\n[Result \"0-1\"]\n\n1. c4 c5\n\n"
+      "[Event \"c\"]\n\n1. Nf3 Nf6\n");
+  ASSERT_EQ(games.size(), 4u);
+  EXPECT_TRUE(games[0].tags.empty());
+  EXPECT_EQ(games[0].result, "1-0");
+  EXPECT_TRUE(games[1].tags.empty());
+  EXPECT_EQ(uci_line(games[1].moves), "d2d4 d7d5");
+  EXPECT_EQ(games[1].result, "*");
+  EXPECT_EQ(uci_line(games[2].moves), "c2c4 c7c5");
+  EXPECT_EQ(games[2].result, "0-1");  // the Result tag's
+  EXPECT_EQ(uci_line(games[3].moves), "g1f3 g8f6");
+  EXPECT_EQ(games[3].result, "*");
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(games[i].number, i + 1);
+  // A Result tag that is no result gives "*".
+  EXPECT_EQ(only_game("[Result \"?\"]\n\n1. e4").result, "*");
+}
+
+// Each leniency leaves the main line checked: an illegal move is still a bad game, named
+// with its game, move and line.
+TEST(PgnLenient, IllegalMainLineMovesAreStillErrors) {
+  const struct {
+    std::string text;
+    std::string message;
+  } cases[] = {
+      {"1. e4 (1. d4 -- 2. c4 @@@@) e5 2. Ke3 *", "PGN game 1, move 2. Ke3: illegal move \"Ke3\""},
+      {"[Event \"The \"Big\" Open\"]\n\n1. e4 e5\n2. Ke3 *", "PGN game 1, move 2. Ke3: illegal move \"Ke3\""},
+      {"1. e4 e5 2. Ke3 1/2", "PGN game 1, move 2. Ke3: illegal move \"Ke3\""},
+      {"1. e4 e5 2. Ke3 \xBD-\xBD", "PGN game 1, move 2. Ke3: illegal move \"Ke3\""},
+      {"1. e4 e5 2. Ke31-0", "PGN game 1, move 2. Ke3: illegal move \"Ke3\""},
+      {"1. e4 e5 2. Ke3#1/2-1/2", "PGN game 1, move 2. Ke3#: illegal move \"Ke3#\""},
+      {"1. e4, e5 } 2. Ke3 ) *", "PGN game 1, move 2. Ke3: illegal move \"Ke3\""},
+      {"1. e4 e5 2. Ke3 + *", "PGN game 1, move 2. Ke3: illegal move \"Ke3\""},
+      {"1. e2-e4 e7-e5 2. e1-e3 *", "PGN game 1, move 2. e1-e3: illegal move \"e1-e3\""},
+      {"1. e2-e4 e7-e5 2. Ke1-e3 *", "PGN game 1, move 2. Ke1-e3: illegal move \"Ke1-e3\""},
+      {"1. e4 e5 2. exd6ep *", "PGN game 1, move 2. exd6ep: illegal move \"exd6ep\""},
+      {"1. e4 e5 2. exd6 e.p. *", "PGN game 1, move 2. exd6: illegal move \"exd6\""},
+      {"[White \"M\xFCller\"]\n\n1. e4 e5\n2. Ke3 *", "PGN game 1, move 2. Ke3: illegal move \"Ke3\""},
+      {"1. e4 e5 2. Ke3", "PGN game 1, move 2. Ke3: illegal move \"Ke3\""},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.text);
+    const int line = 1 + int(std::count(c.text.begin(), c.text.end(), '\n'));
+    try {
+      parse_pgn("[Event \"first\"]\n\n1. d4 *\n\n" + c.text);
+      ADD_FAILURE() << "no error";
+    } catch (const PgnError& e) {
+      std::string message = c.message;
+      message.replace(9, 1, "2");  // the game after the first
+      EXPECT_THAT(e.what(), StartsWith(message));
+      EXPECT_THAT(e.what(), HasSubstr("(line " + std::to_string(line + 4) + ")"));
+      EXPECT_EQ(e.game(), 2);
+      EXPECT_EQ(e.line(), line + 4);
+    }
+  }
+}
+
+// Two bad games one right after the other ("1-0|": a bare result, then an unreadable
+// character) are reported one by one, however the input is cut.
+TEST(PgnErrors, BadGamesInARowAreEachReported) {
+  const std::string text = "1. e4 1-0 1-0|\n\n[Event \"x\"]\n\n1. d4 *\n";
+  for (size_t chunk : {text.size(), size_t(1), size_t(2), size_t(3), size_t(5)}) {
+    SCOPED_TRACE("chunk " + std::to_string(chunk));
+    PgnReader reader;
+    std::vector<std::string> seen;
+    PgnGame g;
+    auto drain = [&] {
+      for (;;) {
+        try {
+          if (!reader.next(g)) return;
+          seen.push_back("game " + std::to_string(g.number));
+        } catch (const PgnError& e) {
+          seen.push_back(e.what());
+        }
+      }
+    };
+    for (size_t i = 0; i < text.size(); i += chunk) {
+      reader.feed(std::string_view(text).substr(i, chunk));
+      drain();
+    }
+    reader.finish();
+    drain();
+    ASSERT_EQ(seen.size(), 4u);
+    EXPECT_EQ(seen[0], "game 1");
+    EXPECT_THAT(seen[1], StartsWith("PGN game 2: result \"1-0\" without tags or moves (line 1)"));
+    EXPECT_THAT(seen[2], StartsWith("PGN game 3, move 1: unexpected character '|' (line 1)"));
+    EXPECT_EQ(seen[3], "game 4");
+    EXPECT_EQ(reader.skipped(), 2);
+  }
+}
+
 // ---------------------------------------------------------------- incremental input
 
 TEST(PgnReader, ByteByByteMatchesOneChunk) {
   const std::string good = std::string(kImmortal) + "\n" +
                            "{c}\n% esc\n[Event \"e \\\"q\\\"\"]\n[FEN \"4k3/8/8/8/8/8/8/R3K3 b Q - 5 40\"]\n\n"
-                           "40... Kd7 41. O-O-O+ (41. Ra7+ Kc6) Ke6 $3 ; x\n42.Rd2 *\n\n1. e4 e5 2. Nf3";
+                           "40... Kd7 41. O-O-O+ (41. Ra7+ Kc6) Ke6 $3 ; x\n42.Rd2 *\n\n"
+                           // The lenient forms, whose tokens the reader reads in place when whole.
+                           "[Event \"The \"Big\" Open\"]\n[White \"M\xFCller\"]\n[Black \"Kasparov, \"Gary\"\"]\n\n"
+                           "1. e2-e4 (1. d4 -- 2. c4 @@@@) e5, 2. Ng1-f3 + Nc6 } 3. Bb5 a6 ) 4. Ba4 Nf6 "
+                           "5. O-O Be7 6. Re1 b5 7. Bb3 d6 8. c3 O-O 9. h3 Nb8 10. d4 Nbd7 \xBD-\xBD\n"
+                           "1. e4 Nf6 2. e5 d5 3. exd6ep e6 4. dxc7 Qxc7 5. Qh5?? Nxh50-1\n"
+                           "1. e4 e5 1/2 1. d4 d5 \xC2\xBD-\xC2\xBD\n\n1. e4 e5 2. Nf3";
   std::vector<PgnGame> whole = parse_pgn(good);
-  ASSERT_EQ(whole.size(), 3u);
+  ASSERT_EQ(whole.size(), 7u);
   for (size_t chunk : {size_t(1), size_t(2), size_t(3), size_t(7), size_t(64), size_t(4096)}) {
     SCOPED_TRACE("chunk " + std::to_string(chunk));
     expect_same_games(read_in_chunks(good, chunk, PgnErrorMode::kFail), whole);
