@@ -124,16 +124,23 @@ class RunWriter {
     if (pending_.empty()) return;
     pg::check_for_interrupts();
     const std::string data = gamedb::encode_block(pending_);
+    static SPIPlanPtr insert = nullptr;  // prepared once per backend: a run may have thousands of blocks
     pg_call([&] {
+      if (!insert) {
+        Oid types[5] = {INT8OID, INT8OID, INT4OID, INT8OID, BYTEAOID};
+        SPIPlanPtr p = SPI_prepare(
+            "INSERT INTO pgmate.position_blocks (run_id, first_key, seq, last_key, data) VALUES ($1, $2, $3, $4, $5)", 5,
+            types);
+        if (!p) elog(ERROR, "position index: cannot prepare the block insert");
+        SPI_keepplan(p);
+        insert = p;
+      }
       bytea* b = static_cast<bytea*>(palloc(VARHDRSZ + data.size()));
       SET_VARSIZE(b, VARHDRSZ + data.size());
       std::memcpy(VARDATA(b), data.data(), data.size());
-      Oid types[5] = {INT8OID, INT8OID, INT4OID, INT8OID, BYTEAOID};
       Datum values[5] = {Int64GetDatum(run_), Int64GetDatum(sql_key(pending_.front().key)), Int32GetDatum(blocks_),
                          Int64GetDatum(sql_key(pending_.back().key)), PointerGetDatum(b)};
-      const int rc = SPI_execute_with_args(
-          "INSERT INTO pgmate.position_blocks (run_id, first_key, seq, last_key, data) VALUES ($1, $2, $3, $4, $5)", 5,
-          types, values, nullptr, false, 0);
+      const int rc = SPI_execute_plan(insert, values, nullptr, false, 0);
       if (rc < 0) elog(ERROR, "position index: SPI error %s storing a block", SPI_result_code_string(rc));
       pfree(b);
     });
@@ -157,7 +164,7 @@ std::uint64_t write_run(int level, const std::vector<PositionEntry>& sorted) {
 
 // ------------------------------------------------------------------ reading runs
 
-// The entries of one run in order, block by block through a cursor.
+// The entries of one run in order, through a cursor, kFetch blocks at a time.
 class RunReader {
  public:
   explicit RunReader(std::int64_t run) {
@@ -171,35 +178,39 @@ class RunReader {
     load();
   }
 
-  bool done() const { return at_ >= block_.size(); }
-  const PositionEntry& head() const { return block_[at_]; }
+  bool done() const { return at_ >= entries_.size(); }
+  const PositionEntry& head() const { return entries_[at_]; }
   void advance() {
-    if (++at_ >= block_.size()) load();
+    if (++at_ >= entries_.size()) load();
   }
 
  private:
+  static constexpr long kFetch = 64;
+
   void load() {
-    block_.clear();
+    entries_.clear();
     at_ = 0;
     if (!portal_) return;
     pg::check_for_interrupts();
+    pg_call([&] { SPI_cursor_fetch(portal_, true, kFetch); });
+    SPITupleTable* table = SPI_tuptable;
+    const std::uint64_t n = SPI_processed;
+    for (std::uint64_t i = 0; i < n; ++i) {
+      const auto [data, size] = spi_bytes(table->vals[i], table->tupdesc, 1);
+      const BlockView v(data, size);
+      for (std::size_t k = 0; k < v.size(); ++k) entries_.push_back(v.entry(k));
+    }
     pg_call([&] {
-      SPI_cursor_fetch(portal_, true, 1);
-      if (SPI_processed == 0) {
+      SPI_freetuptable(table);
+      if (n < static_cast<std::uint64_t>(kFetch)) {
         SPI_cursor_close(portal_);
         portal_ = nullptr;
       }
     });
-    if (!portal_) return;
-    const auto [data, size] = spi_bytes(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
-    const BlockView v(data, size);
-    block_.reserve(v.size());
-    for (std::size_t i = 0; i < v.size(); ++i) block_.push_back(v.entry(i));
-    pg_call([] { SPI_freetuptable(SPI_tuptable); });
   }
 
   Portal portal_ = nullptr;
-  std::vector<PositionEntry> block_;
+  std::vector<PositionEntry> entries_;
   std::size_t at_ = 0;
 };
 
