@@ -25,8 +25,10 @@ q "SELECT pgmate.wait_for_worker()" >/dev/null
 start=${NETWORK:-$(q "SELECT id FROM pgmate.networks WHERE name LIKE 'pretrained %' ORDER BY id DESC LIMIT 1")}
 [ -n "$start" ] || { echo "no pretrained network in $DB: run make pretrain first" >&2; exit 1; }
 preset=$(q "SELECT config->>'preset' FROM pgmate.networks WHERE id = $start")
-holdout="SELECT * FROM pgmate.game_targets WHERE source = 'arena' AND hashint8(game_id) % 10 = 0"
-pretrain="SELECT * FROM pgmate.game_targets WHERE source = 'arena' AND hashint8(game_id) % 10 <> 0"
+# The pretraining corpus (the match `make pretrain` named "corpus"), split by game as it was.
+corpus="game_id IN (SELECT g.id FROM pgmate.games g JOIN pgmate.matches m ON m.id = g.match_id WHERE m.name = 'corpus')"
+holdout="SELECT * FROM pgmate.game_targets WHERE $corpus AND hashint8(game_id) % 10 = 0"
+pretrain="SELECT * FROM pgmate.game_targets WHERE $corpus AND hashint8(game_id) % 10 <> 0"
 run="bench $mode $(date +%Y%m%d-%H%M%S)"
 common=(--option games=24 --option simulations=$SIMULATIONS --option search=gumbel --option parallel=24
         --option steps=100 --option batch=128 --option arena_games=20 --option veto_games=10
@@ -52,7 +54,7 @@ case "$mode" in
        WHERE r.name = '$run' GROUP BY decision"
     echo "last KL: $(q "SELECT round(kl::numeric, 4) FROM pgmate.learning_log WHERE run = '$run' ORDER BY iteration DESC LIMIT 1")"
     for n in "$start" "$best"; do
-      echo "held-out top-1 of network $n: $(q "SELECT round(100 * top1::numeric, 2) FROM pgmate.network_accuracy($n, '$holdout')")%"
+      echo "held-out top-1 of network $n: $(q "SELECT round(100 * top1::numeric, 2) FROM pgmate.network_accuracy($n, \$q\$$holdout\$q\$)")%"
     done
     "$PGMATE" arena --db "dbname=$DB" --games 200 --openings eco --parallel 8 --max-plies 300 --quiet \
       --name "$run: best vs start" "net:$best:$SIMULATIONS" "net:$start:$SIMULATIONS" | tail -n 3
