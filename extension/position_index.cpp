@@ -466,11 +466,14 @@ std::uint64_t rebuild() {
     const std::string query =
         "SELECT id, start, moves, result FROM pgmate.games WHERE id > " + std::to_string(after) + " ORDER BY id LIMIT " +
         std::to_string(kRebuildChunk);
-    spi_exec(("SELECT max(id), count(*) FROM (" + query + ") g").c_str());
-    if (spi_int8(0, 2) == 0) break;
-    const std::int64_t last = spi_int8(0, 1);
-    write_run(0, game_entries(query.c_str()));
-    after = last;
+    const std::vector<PositionEntry> entries = game_entries(query.c_str());
+    if (entries.empty()) break;
+    // Every game has at least its start position's entry: the chunk's last game is the
+    // largest game among its entries.
+    after = std::max_element(entries.begin(), entries.end(), [](const PositionEntry& a, const PositionEntry& b) {
+              return a.game < b.game;
+            })->game;
+    write_run(0, entries);
   }
   return merge_all();
 }
