@@ -2,22 +2,29 @@
 //
 // The PGN is parsed here, on the client, with core/ (every move checked), streamed in
 // 1 MiB chunks so memory stays bounded whatever the file size, and written with COPY
-// (pqxx::stream_to). Games are committed in batches: a failure loses at most the batch in
-// progress.
+// (pqxx::stream_to) over --jobs connections at once. Games are committed in batches: a
+// failure loses at most the batches in progress. The position index runs the batches add
+// are merged once at the end.
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <array>
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <condition_variable>
 #include <cstring>
+#include <deque>
 #include <functional>
 #include <iostream>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 #include "args.h"
@@ -197,59 +204,158 @@ std::string committed_note(std::uint64_t committed, int batches, int batch_size,
   return s;
 }
 
-int import_games(const std::string& conninfo, const std::string& path, bool skip_errors, int batch_size) {
+// A batch of rows for one COPY and one transaction, with the PGN game number of each row.
+struct Batch {
+  std::vector<GameRow> rows;
+  std::vector<int> games;
+};
+
+// Batches go to `jobs` connections, each sending one at a time in its own transaction, so
+// the server checks moves and builds position index runs on as many backends at once;
+// the PGN is read and parsed here, on one thread, at well over 100,000 games/s. A full
+// batch is handed over only when a connection is free: memory stays at a few batches.
+class BatchSenders {
+ public:
+  BatchSenders(const std::string& conninfo, int jobs) {
+    for (int i = 0; i < jobs; ++i) {
+      conns_.push_back(connect_db(conninfo));
+      if (i == 0) require_table(*conns_[0], "pgmate.games");
+      // Inserts leave their position index runs unmerged; finish() merges once. A server
+      // without the setting (an older pgmate) merges as it goes.
+      try {
+        pqxx::nontransaction(*conns_.back()).exec("SET pgmate.position_index_deferred_merges = on");
+      } catch (const pqxx::sql_error&) {
+      }
+    }
+    for (int i = 0; i < jobs; ++i) threads_.emplace_back([this, i] { run(*conns_[i]); });
+  }
+  ~BatchSenders() { stop(); }
+  BatchSenders(const BatchSenders&) = delete;
+  BatchSenders& operator=(const BatchSenders&) = delete;
+
+  // Queues a batch, waiting while every connection is busy; false once one has failed.
+  bool send(Batch batch) {
+    std::unique_lock lock(mutex_);
+    changed_.wait(lock, [&] { return queue_.empty() || !failure_.empty(); });
+    if (!failure_.empty()) return false;
+    in_flight_ += batch.rows.size();
+    queue_.push_back(std::move(batch));
+    changed_.notify_all();
+    return true;
+  }
+
+  // Waits until every queued batch is committed or a connection failed.
+  void stop() {
+    {
+      std::lock_guard lock(mutex_);
+      closing_ = true;
+    }
+    changed_.notify_all();
+    for (auto& t : threads_) t.join();
+    threads_.clear();
+    for (const Batch& b : queue_) lost_ += b.rows.size(), in_flight_ -= b.rows.size();  // left after a failure
+    queue_.clear();
+  }
+
+  // Merges the runs the import left (as inserts would have), on the first connection.
+  void merge_position_index() {
+    pqxx::work tx(*conns_[0], "pgmate_import_merge");
+    if (tx.exec1("SELECT to_regprocedure('pgmate.position_index_merge(boolean)') IS NOT NULL")[0].as<bool>())
+      tx.exec("SELECT pgmate.position_index_merge(false)");
+    tx.commit();
+  }
+
+  std::uint64_t committed() const { return committed_; }
+  std::uint64_t in_flight() const { return in_flight_; }
+  int batches() const { return batches_; }
+  // The first failure ("" when none), the PGN game of the row the server rejected (0 when
+  // not known) and the games of the batches rolled back with it.
+  std::string failure() const {
+    std::lock_guard lock(mutex_);
+    return failure_;
+  }
+  int rejected_game() const { return rejected_game_; }
+  std::uint64_t lost() const { return lost_; }
+
+ private:
+  void run(pqxx::connection& conn) {
+    for (;;) {
+      Batch batch;
+      {
+        std::unique_lock lock(mutex_);
+        changed_.wait(lock, [&] { return !queue_.empty() || closing_ || !failure_.empty(); });
+        if (!failure_.empty() || queue_.empty()) return;
+        batch = std::move(queue_.front());
+        queue_.pop_front();
+        changed_.notify_all();
+      }
+      try {
+        pqxx::work tx(conn, "pgmate_import");
+        pqxx::stream_to copy(tx, "pgmate.games", kGameColumns);
+        for (const GameRow& row : batch.rows) copy << row;
+        copy.complete();
+        tx.commit();
+        std::lock_guard lock(mutex_);
+        committed_ += batch.rows.size();
+        in_flight_ -= batch.rows.size();
+        ++batches_;
+      } catch (const std::exception& e) {
+        std::lock_guard lock(mutex_);
+        if (failure_.empty()) {
+          failure_ = db_message(e);
+          // A row the server rejected: "CONTEXT:  COPY games, line N: ..." counts the batch's rows.
+          const std::string what = e.what(), context = "COPY games, line ";
+          if (const size_t at = what.find(context); at != std::string::npos) {
+            const size_t row = std::strtoul(what.c_str() + at + context.size(), nullptr, 10);
+            if (row >= 1 && row <= batch.games.size()) rejected_game_ = batch.games[row - 1];
+          }
+        }
+        lost_ += batch.rows.size();
+        in_flight_ -= batch.rows.size();
+        changed_.notify_all();
+        return;
+      }
+    }
+  }
+
+  std::vector<std::unique_ptr<pqxx::connection>> conns_;
+  std::vector<std::thread> threads_;
+  mutable std::mutex mutex_;
+  std::condition_variable changed_;
+  std::deque<Batch> queue_;
+  bool closing_ = false;
+  std::string failure_;
+  int rejected_game_ = 0;
+  std::atomic<std::uint64_t> committed_{0}, in_flight_{0}, lost_{0};
+  std::atomic<int> batches_{0};
+};
+
+int import_games(const std::string& conninfo, const std::string& path, bool skip_errors, int batch_size, int jobs) {
   PgnSource source(path);
-  auto conn = connect_db(conninfo);
-  require_table(*conn, "pgmate.games");
-
-  // One transaction per batch, with a COPY open in it while games come in.
-  std::unique_ptr<pqxx::work> tx;
-  std::unique_ptr<pqxx::stream_to> copy;
-  std::uint64_t committed = 0, in_batch = 0, skipped = 0;
-  std::vector<int> batch_games;  // PGN game numbers of the rows of the open batch
-  int batches = 0;
-  const auto commit = [&]() {
-    if (!tx) return;
-    copy->complete();
-    copy.reset();
-    tx->commit();
-    tx.reset();
-    committed += in_batch;
-    in_batch = 0;
-    batch_games.clear();
-    ++batches;
-  };
-  // Ends the open batch without keeping it (also after a failed COPY or commit).
-  const auto rollback = [&]() noexcept {
-    try {
-      if (copy) copy->complete();
-    } catch (const std::exception&) {
-    }
-    copy.reset();
-    try {
-      if (tx) tx->abort();
-    } catch (const std::exception&) {
-    }
-    tx.reset();
-  };
-
   Progress progress(source.size(), "games");
   const auto t0 = Clock::now();
+  std::uint64_t skipped = 0;
   std::string failure;  // set when the import stops at a bad game
   int failed_game = 0;
+  Batch batch;
+  std::unique_ptr<BatchSenders> senders;
 
+  // What a stopped import kept; the games of the batch being filled are never sent.
+  auto stopped_note = [&] {
+    return committed_note(senders->committed(), senders->batches(), batch_size, senders->lost() + batch.rows.size());
+  };
   try {
+    senders = std::make_unique<BatchSenders>(conninfo, jobs);
     read_games(
         source,
         [&](chess::PgnGame& g) {
-          if (!tx) {
-            tx = std::make_unique<pqxx::work>(*conn, "pgmate_import");
-            copy = std::make_unique<pqxx::stream_to>(*tx, "pgmate.games", kGameColumns);
+          batch.rows.push_back(game_row(g));
+          batch.games.push_back(g.number);
+          if (batch.rows.size() >= static_cast<std::size_t>(batch_size)) {
+            if (!senders->send(std::move(batch))) return false;
+            batch = Batch{};
           }
-          *copy << game_row(g);
-          batch_games.push_back(g.number);
-          if (++in_batch >= static_cast<std::uint64_t>(batch_size)) commit();
-          progress.update(source.bytes_read(), committed + in_batch);
+          progress.update(source.bytes_read(), senders->committed() + senders->in_flight() + batch.rows.size());
           return true;
         },
         [&](const chess::PgnError& e) {
@@ -265,35 +371,46 @@ int import_games(const std::string& conninfo, const std::string& path, bool skip
           }
           return true;
         });
-    if (failure.empty()) commit();
+    if (failure.empty() && senders->failure().empty() && !batch.rows.empty()) {
+      senders->send(std::move(batch));
+      batch = Batch{};
+    }
+    senders->stop();
   } catch (const std::exception& e) {
     progress.finish();
-    const std::uint64_t lost = in_batch;
-    rollback();
     std::cerr << "pgmate import: " << db_message(e) << '\n';
-    // A row the server rejected: "CONTEXT:  COPY games, line N: ..." counts the batch's rows.
-    const std::string what = e.what(), context = "COPY games, line ";
-    if (const size_t at = what.find(context); at != std::string::npos) {
-      const size_t row = std::strtoul(what.c_str() + at + context.size(), nullptr, 10);
-      if (row >= 1 && row <= batch_games.size())
-        std::cerr << "pgmate import: the rejected row is PGN game " << batch_games[row - 1] << '\n';
+    if (senders) {
+      senders->stop();
+      std::cerr << "pgmate import: stopped: " << stopped_note() << '\n';
     }
-    std::cerr << "pgmate import: stopped: " << committed_note(committed, batches, batch_size, lost) << '\n';
     return 1;
   }
-  progress.update(source.bytes_read(), committed + in_batch, true);
+  progress.update(source.bytes_read(), senders->committed(), true);
   progress.finish();
 
+  if (const std::string sent = senders->failure(); !sent.empty()) {
+    std::cerr << "pgmate import: " << sent << '\n';
+    if (senders->rejected_game() > 0)
+      std::cerr << "pgmate import: the rejected row is PGN game " << senders->rejected_game() << '\n';
+    std::cerr << "pgmate import: stopped: " << stopped_note() << '\n';
+    return 1;
+  }
   if (!failure.empty()) {
-    const std::uint64_t lost = in_batch;
-    rollback();
     std::cerr << "pgmate import: " << failure << '\n'
-              << "pgmate import: stopped at game " << failed_game << ": "
-              << committed_note(committed, batches, batch_size, lost)
+              << "pgmate import: stopped at game " << failed_game << ": " << stopped_note()
               << "; --on-error skip would import the good games\n";
     return 2;
   }
-  std::cout << "imported " << committed << " games (" << skipped << " skipped) in "
+  if (senders->committed() > 0) {
+    try {
+      senders->merge_position_index();
+    } catch (const std::exception& e) {
+      std::cerr << "pgmate import: " << db_message(e) << "\npgmate import: " << games_word(senders->committed())
+                << " committed, their position index runs not merged: SELECT pgmate.position_index_merge(false) merges them\n";
+      return 1;
+    }
+  }
+  std::cout << "imported " << senders->committed() << " games (" << skipped << " skipped) in "
             << format_seconds(seconds_since(t0)) << " s\n";
   return 0;
 }
@@ -349,8 +466,9 @@ int import_openings(const std::string& conninfo, const std::string& path) {
 
 int import_command(const std::vector<std::string>& args) {
   std::string conninfo, on_error = "fail";
-  bool openings = false, batch_given = false, on_error_given = false;
+  bool openings = false, batch_given = false, on_error_given = false, jobs_given = false;
   int batch = 10000;
+  int jobs = static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1u, 8u));
   std::vector<std::string> positional;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
@@ -362,6 +480,7 @@ int import_command(const std::vector<std::string>& args) {
     else if (a == "--openings") openings = true;
     else if (a == "--on-error") on_error = value(), on_error_given = true;
     else if (a == "--batch") batch = parse_count(value(), "--batch", 1, 100000000), batch_given = true;
+    else if (a == "--jobs") jobs = parse_count(value(), "--jobs", 1, 64), jobs_given = true;
     else if (a.size() > 1 && a[0] == '-' && a[1] == '-') throw UsageError("unknown option " + a);
     else positional.push_back(a);
   }
@@ -371,11 +490,12 @@ int import_command(const std::vector<std::string>& args) {
 
   try {
     if (openings) {
-      if (batch_given || on_error_given) throw UsageError("--batch and --on-error are for games, not --openings");
+      if (batch_given || on_error_given || jobs_given)
+        throw UsageError("--batch, --jobs and --on-error are for games, not --openings");
       return import_openings(conninfo, positional.empty() ? kDefaultEcoFile : positional[0]);
     }
     if (positional.empty()) throw UsageError("a PGN file (or - for standard input) is required");
-    return import_games(conninfo, positional[0], on_error == "skip", batch);
+    return import_games(conninfo, positional[0], on_error == "skip", batch, jobs);
   } catch (const pqxx::sql_error& e) {
     throw std::runtime_error(db_message(e));
   } catch (const pqxx::broken_connection& e) {

@@ -6,9 +6,14 @@
 // run side by side; anything that rewrites or removes runs (merges, deletes, updates,
 // truncates, rebuilds) holds it exclusively. Automatic merges happen only when the lock is
 // free at once and the transaction reads with fresh snapshots (READ COMMITTED), so an
-// insert never waits or fails because of one.
+// insert never waits or fails because of one. A bulk import sets
+// pgmate.position_index_deferred_merges and merges once at its end instead: a million
+// games in runs of ten thousand would otherwise be rewritten at every level.
+#include "position_index.h"
+
 #include <algorithm>
 #include <cstring>
+#include <queue>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -27,6 +32,9 @@ extern "C" {
 }
 
 namespace pgmate {
+
+bool pg::position_index_deferred_merges = false;
+
 namespace {
 
 using gamedb::BlockView;
@@ -221,17 +229,23 @@ std::uint64_t merge_into(const std::vector<std::int64_t>& runs, int level) {
   readers.reserve(runs.size());
   for (std::int64_t r : runs) readers.emplace_back(r);
   RunWriter w(level);
+  // A min-heap of the readers by their head entry: a bulk import's final merge takes
+  // hundreds of runs at once.
+  auto later = [&](std::size_t a, std::size_t b) { return readers[b].head() < readers[a].head(); };
+  std::priority_queue<std::size_t, std::vector<std::size_t>, decltype(later)> heads(later);
+  for (std::size_t i = 0; i < readers.size(); ++i)
+    if (!readers[i].done()) heads.push(i);
   bool any = false;
   PositionEntry last{};
-  for (;;) {
-    RunReader* least = nullptr;
-    for (auto& r : readers)
-      if (!r.done() && (!least || r.head() < least->head())) least = &r;
-    if (!least) break;
-    if (!any || !(least->head() == last)) w.add(least->head());
-    last = least->head();
+  while (!heads.empty()) {
+    const std::size_t i = heads.top();
+    heads.pop();
+    const PositionEntry e = readers[i].head();
+    if (!any || !(e == last)) w.add(e);
+    last = e;
     any = true;
-    least->advance();
+    readers[i].advance();
+    if (!readers[i].done()) heads.push(i);
   }
   const std::uint64_t entries = w.finish();
   for (std::int64_t r : runs) {
@@ -340,42 +354,70 @@ struct FoundBlock {
   std::string data;
 };
 
-constexpr const char* kFindBlocks =
-    "SELECT b.run_id, b.first_key, b.seq, b.data FROM pgmate.position_runs r "
-    "CROSS JOIN LATERAL (SELECT p.run_id, p.first_key, p.seq, p.data FROM pgmate.position_blocks p "
-    "  WHERE p.run_id = r.id AND p.first_key <= $1 AND p.last_key >= $1 "
-    "    AND p.first_key >= coalesce((SELECT q.first_key FROM pgmate.position_blocks q "
-    "                                 WHERE q.run_id = r.id AND q.first_key < $1 "
-    "                                 ORDER BY q.first_key DESC LIMIT 1), $1)) b "
-    "ORDER BY b.run_id, b.first_key, b.seq";
+// The blocks that may hold a key, run by run, through the primary key (run_id, first_key,
+// seq): the last block that starts below the key, then those that start at it. Small
+// queries whose plans cannot depend on statistics: a fresh index has none, and a plan
+// that scanned every block would make each search read the whole index.
+constexpr const char* kRuns = "SELECT id FROM pgmate.position_runs ORDER BY id";
+constexpr const char* kFloorBlock =
+    "SELECT first_key, seq FROM pgmate.position_blocks WHERE run_id = $1 AND first_key < $2 "
+    "ORDER BY run_id DESC, first_key DESC, seq DESC LIMIT 1";
+constexpr const char* kKeyBlocks =
+    "SELECT run_id, first_key, seq, data FROM pgmate.position_blocks "
+    "WHERE run_id = $1 AND (first_key, seq) >= ($2, $3) AND first_key <= $4 ORDER BY run_id, first_key, seq";
+
+SPIPlanPtr kept_plan(SPIPlanPtr& plan, const char* sql, std::initializer_list<Oid> types) {
+  if (!plan) {
+    std::vector<Oid> t(types);
+    SPIPlanPtr p = SPI_prepare(sql, static_cast<int>(t.size()), t.data());
+    if (!p) elog(ERROR, "position index: cannot prepare: %s", sql);
+    SPI_keepplan(p);
+    plan = p;
+  }
+  return plan;
+}
 
 // Calls f(view, first, last, row, desc) for the entries of `key` in every block that has
 // some. Searches read with the statement's snapshot; maintenance (fresh) reads the latest.
 template <class F>
 void for_each_entry_range(std::uint64_t key, bool fresh, F&& f) {
-  static SPIPlanPtr plan = nullptr;
+  static SPIPlanPtr runs_plan = nullptr, floor_plan = nullptr, blocks_plan = nullptr;
+  const Datum sql_k = Int64GetDatum(sql_key(key));
+  std::vector<std::int64_t> runs;
   pg_call([&] {
-    if (!plan) {
-      Oid types[1] = {INT8OID};
-      SPIPlanPtr p = SPI_prepare(kFindBlocks, 1, types);
-      if (!p) elog(ERROR, "position index: cannot prepare the block search");
-      SPI_keepplan(p);
-      plan = p;
-    }
-    Datum values[1] = {Int64GetDatum(sql_key(key))};
-    const int rc = SPI_execute_plan(plan, values, nullptr, !fresh, 0);
+    const int rc = SPI_execute_plan(kept_plan(runs_plan, kRuns, {}), nullptr, nullptr, !fresh, 0);
     if (rc != SPI_OK_SELECT) elog(ERROR, "position index: SPI error %s", SPI_result_code_string(rc));
   });
-  SPITupleTable* table = SPI_tuptable;
-  const std::uint64_t n = SPI_processed;
-  for (std::uint64_t i = 0; i < n; ++i) {
-    if (i % 64 == 0) pg::check_for_interrupts();
-    const auto [data, size] = spi_bytes(table->vals[i], table->tupdesc, 4);
-    const BlockView v(data, size);
-    const auto [first, last] = v.equal_range(key);
-    if (first < last) f(v, first, last, table->vals[i], table->tupdesc);
+  for (std::uint64_t i = 0; i < SPI_processed; ++i) runs.push_back(spi_int8(static_cast<int>(i), 1));
+  for (const std::int64_t run : runs) {
+    pg::check_for_interrupts();
+    Datum from_key = sql_k, from_seq = Int32GetDatum(0);
+    pg_call([&] {
+      Datum values[2] = {Int64GetDatum(run), sql_k};
+      const int rc = SPI_execute_plan(kept_plan(floor_plan, kFloorBlock, {INT8OID, INT8OID}), values, nullptr, !fresh, 1);
+      if (rc != SPI_OK_SELECT) elog(ERROR, "position index: SPI error %s", SPI_result_code_string(rc));
+      if (SPI_processed == 1) {
+        bool is_null;
+        from_key = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &is_null);
+        from_seq = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &is_null);
+      }
+      SPI_freetuptable(SPI_tuptable);
+      Datum range[4] = {Int64GetDatum(run), from_key, from_seq, sql_k};
+      const int rc2 = SPI_execute_plan(kept_plan(blocks_plan, kKeyBlocks, {INT8OID, INT8OID, INT4OID, INT8OID}), range,
+                                       nullptr, !fresh, 0);
+      if (rc2 != SPI_OK_SELECT) elog(ERROR, "position index: SPI error %s", SPI_result_code_string(rc2));
+    });
+    SPITupleTable* table = SPI_tuptable;
+    const std::uint64_t n = SPI_processed;
+    for (std::uint64_t i = 0; i < n; ++i) {
+      if (i % 64 == 63) pg::check_for_interrupts();
+      const auto [data, size] = spi_bytes(table->vals[i], table->tupdesc, 4);
+      const BlockView v(data, size);
+      const auto [first, last] = v.equal_range(key);
+      if (first < last) f(v, first, last, table->vals[i], table->tupdesc);
+    }
+    pg_call([&] { SPI_freetuptable(table); });
   }
-  pg_call([&] { SPI_freetuptable(table); });
 }
 
 // ------------------------------------------------------------------ deletions
@@ -521,7 +563,7 @@ PGMATE_FUNCTION(position_index_trigger) {
   } else if (TRIGGER_FIRED_BY_INSERT(event)) {
     lock_index(false);
     write_run(0, game_entries(kNewGames));
-    if (!IsolationUsesXactSnapshot() && try_lock_index()) merge_levels();
+    if (!pg::position_index_deferred_merges && !IsolationUsesXactSnapshot() && try_lock_index()) merge_levels();
   } else if (TRIGGER_FIRED_BY_DELETE(event)) {
     after_removal(kOldGames);
   } else if (TRIGGER_FIRED_BY_UPDATE(event)) {
@@ -533,9 +575,17 @@ PGMATE_FUNCTION(position_index_trigger) {
 }
 
 PGMATE_FUNCTION(position_index_merge) {
+  const bool all_runs = PG_GETARG_BOOL(0);
   pg_call([] { SPI_connect(); });
   lock_index(true);
-  const std::uint64_t entries = merge_all();
+  std::uint64_t entries = 0;
+  if (all_runs) {
+    entries = merge_all();
+  } else {
+    merge_levels();
+    spi_exec("SELECT coalesce(sum(entries), 0)::bigint FROM pgmate.position_runs");
+    entries = static_cast<std::uint64_t>(spi_int8(0, 1));
+  }
   pg_call([] { SPI_finish(); });
   return Int64GetDatum(static_cast<std::int64_t>(entries));
 }

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "guard.h"
+#include "position_index.h"
 #include "worker_link.h"
 
 extern "C" {
@@ -193,6 +194,11 @@ void _PG_init(void) {
                           "Memory the search trees of one CALL pgmate.selfplay may take.", nullptr,
                           &pgmate::pg::selfplay_tree_memory_mb, 1024, 1, 1 << 20, PGC_SUSET, GUC_UNIT_MB, nullptr,
                           nullptr, nullptr);
+  DefineCustomBoolVariable("pgmate.position_index_deferred_merges",
+                           "Inserts into pgmate.games leave their position index runs unmerged until "
+                           "pgmate.position_index_merge() (for bulk imports).",
+                           nullptr, &pgmate::pg::position_index_deferred_merges, false, PGC_USERSET, 0, nullptr,
+                           nullptr, nullptr);
   if (!process_shared_preload_libraries_in_progress) {
     MarkGUCPrefixReserved("pgmate");
     return;

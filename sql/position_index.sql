@@ -85,6 +85,23 @@ SELECT (SELECT sum(entries) FROM pgmate.position_runs) =
        (SELECT count(*) FROM (SELECT DISTINCT g.id, board_key(p.board) FROM pgmate.games g, game_positions(g.start, g.moves) p) d)
        AS one_entry_per_game_and_position;
 
+-- With merges deferred (what pgmate import sets) runs stay apart until a merge of the
+-- levels that are full, which leaves fewer than four on level 0.
+SET pgmate.position_index_deferred_merges = on;
+DO $$
+BEGIN
+  FOR i IN 1..8 LOOP
+    INSERT INTO pgmate.games (source, white, moves, result)
+      VALUES ('manual', 'deferred ' || i, (ARRAY['{e2e4,c7c5}', '{d2d4,d7d5,c2c4}'])[1 + i % 2]::move[], '0-1');
+  END LOOP;
+END $$;
+SELECT count(*) >= 8 AS runs_deferred FROM pgmate.position_runs WHERE level = 0;
+SELECT count(*) AS mismatches FROM index_mismatches;
+SELECT pgmate.position_index_merge(false) = sum(entries) AS level_merge_entries FROM pgmate.position_runs;
+SELECT count(*) < 4 AS level_zero_merged FROM pgmate.position_runs WHERE level = 0;
+SELECT count(*) AS mismatches FROM index_mismatches;
+RESET pgmate.position_index_deferred_merges;
+
 -- Deletes and updates take games out; an update of other columns changes nothing.
 DELETE FROM pgmate.games WHERE white IN ('ix A', 'loop 3', 'loop 7');
 UPDATE pgmate.games SET moves = '{e2e4,e7e5,g1f3}' WHERE white = 'ix C';

@@ -66,6 +66,11 @@ Square parse_square(std::string_view t) {
   return make_square(t[0] - 'a', t[1] - '1');
 }
 
+namespace {
+template <class What>
+void check_position(const Board& b, const What& what);
+}  // namespace
+
 Board parse_fen(std::string_view fen) {
   if (fen == "startpos") fen = kStartFen;
   for (char c : fen)
@@ -86,23 +91,24 @@ Board parse_fen(std::string_view fen) {
   bool last_was_digit = false;
   for (size_t i = 0; i < placement.size(); ++i) {
     char c = placement[i];
-    std::string at = "field 1 (placement), character " + char_desc(c) + " at offset " + std::to_string(i);
+    // Built only for an error: FEN is parsed for every stored game.
+    const auto at = [&] { return "field 1 (placement), character " + char_desc(c) + " at offset " + std::to_string(i); };
     if (c == '/') {
-      if (file != 8) fail(fen, at + ": rank " + std::to_string(rank + 1) + " has " + std::to_string(file) + " squares, not 8");
-      if (rank == 0) fail(fen, at + ": more than 8 ranks");
+      if (file != 8) fail(fen, at() + ": rank " + std::to_string(rank + 1) + " has " + std::to_string(file) + " squares, not 8");
+      if (rank == 0) fail(fen, at() + ": more than 8 ranks");
       --rank;
       file = 0;
       last_was_digit = false;
     } else if (c >= '1' && c <= '8') {
-      if (last_was_digit) fail(fen, at + ": two digits in a row");
+      if (last_was_digit) fail(fen, at() + ": two digits in a row");
       file += c - '0';
-      if (file > 8) fail(fen, at + ": rank " + std::to_string(rank + 1) + " has more than 8 squares");
+      if (file > 8) fail(fen, at() + ": rank " + std::to_string(rank + 1) + " has more than 8 squares");
       last_was_digit = true;
     } else {
       size_t t = kPieceChars.find(char(c & ~0x20));
       if (t == std::string_view::npos || !((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z')))
-        fail(fen, at + ": not a piece letter (PNBRQK, pnbrqk), digit 1-8 or '/'");
-      if (file >= 8) fail(fen, at + ": rank " + std::to_string(rank + 1) + " has more than 8 squares");
+        fail(fen, at() + ": not a piece letter (PNBRQK, pnbrqk), digit 1-8 or '/'");
+      if (file >= 8) fail(fen, at() + ": rank " + std::to_string(rank + 1) + " has more than 8 squares");
       Color color = (c >= 'a') ? kBlack : kWhite;
       b.put(make_piece(color, PieceType(t)), make_square(file, rank));
       ++file;
@@ -126,9 +132,9 @@ Board parse_fen(std::string_view fen) {
     for (size_t i = 0; i < castling.size(); ++i) {
       char c = castling[i];
       std::uint8_t right = c == 'K' ? kWhiteOO : c == 'Q' ? kWhiteOOO : c == 'k' ? kBlackOO : c == 'q' ? kBlackOOO : 0;
-      std::string at = "field 3 (castling), character " + char_desc(c) + " at offset " + std::to_string(i);
-      if (!right) fail(fen, at + ": expected '-' or letters from KQkq");
-      if (b.castling & right) fail(fen, at + ": repeated");
+      const auto at = [&] { return "field 3 (castling), character " + char_desc(c) + " at offset " + std::to_string(i); };
+      if (!right) fail(fen, at() + ": expected '-' or letters from KQkq");
+      if (b.castling & right) fail(fen, at() + ": repeated");
       b.castling |= right;
     }
   }
@@ -144,7 +150,7 @@ Board parse_fen(std::string_view fen) {
   b.halfmove = fields.size() > 4 ? std::uint16_t(parse_clock(fen, fields[4], "field 5 (halfmove clock)", 0)) : 0;
   b.fullmove = fields.size() > 5 ? std::uint16_t(parse_clock(fen, fields[5], "field 6 (fullmove number)", 1)) : 1;
 
-  validate_position(b, "FEN " + quoted(fen));
+  check_position(b, [&] { return "FEN " + quoted(fen); });  // the name is built only for an error
 
   // Keep the en-passant square only if a pawn of the side to move could take on it.
   if (b.ep != kNoSquare && !(pawn_attacks(~b.side, b.ep) & b.pieces(b.side, kPawn))) b.ep = kNoSquare;
@@ -152,8 +158,11 @@ Board parse_fen(std::string_view fen) {
   return b;
 }
 
-void validate_position(const Board& b, std::string_view what) {
-  auto reject = [&](const std::string& why) { throw ParseError("invalid " + std::string(what) + ": " + why); };
+namespace {
+
+template <class What>
+void check_position(const Board& b, const What& what) {
+  auto reject = [&](const std::string& why) { throw ParseError("invalid " + what() + ": " + why); };
   const char* names[2] = {"White", "Black"};
   for (Color c : {kWhite, kBlack}) {
     int kings = popcount(b.pieces(c, kKing));
@@ -195,6 +204,12 @@ void validate_position(const Board& b, std::string_view what) {
     if (b.piece_on(ep) != kNoPiece || b.piece_on(ep - dir) != kNoPiece)
       reject(name + ": the squares the pawn passed (" + square_name(ep) + ", " + square_name(ep - dir) + ") must be empty");
   }
+}
+
+}  // namespace
+
+void validate_position(const Board& b, std::string_view what) {
+  check_position(b, [&] { return std::string(what); });
 }
 
 std::string to_fen(const Board& b) {

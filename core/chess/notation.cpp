@@ -58,26 +58,6 @@ bool is_legal(const Board& b, Move m) {
   return false;
 }
 
-Move resolve_move(const Board& b, Move wanted) {
-  MoveList list;
-  legal_moves(b, list);
-  for (Move m : list) {
-    if (m.from() != wanted.from() || m.to() != wanted.to()) continue;
-    if (m.kind() == kPromotion) {
-      if (wanted.kind() == kPromotion && m.promotion() == wanted.promotion()) return m;
-    } else if (wanted.kind() != kPromotion) {
-      return m;
-    }
-  }
-  if (wanted.kind() != kPromotion) {
-    for (Move m : list)
-      if (m.from() == wanted.from() && m.to() == wanted.to())
-        throw IllegalMove("illegal move " + quoted(to_uci(wanted)) + " in " + to_fen(b) +
-                          ": a promotion needs its piece, e.g. " + to_uci(m));
-  }
-  throw IllegalMove("illegal move " + quoted(to_uci(wanted)) + " in " + to_fen(b));
-}
-
 void play_checked(Board& b, Move m) {
   const bool resets_clock = type_of(b.piece_on(m.from())) == kPawn || b.piece_on(m.to()) != kNoPiece;
   const char* counter = b.side == kBlack && b.fullmove == 0xFFFF ? "the fullmove number"
@@ -357,6 +337,39 @@ Move resolve_san_by_list(const Board& b, const SanMove& san, std::string_view or
 }
 
 }  // namespace
+
+Move resolve_move(const Board& b, Move wanted) {
+  // Most moves are found from their destination, as SAN is, with the from square fixed:
+  // a few attack lookups instead of listing every legal move. Castling and every
+  // failure go through the list, which also says what is wrong.
+  const Piece moving = b.piece_on(wanted.from());
+  if (moving != kNoPiece && color_of(moving) == b.side) {
+    SanMove san;
+    san.type = type_of(moving);
+    san.to = wanted.to();
+    san.from_file = file_of(wanted.from());
+    san.from_rank = rank_of(wanted.from());
+    if (wanted.kind() == kPromotion) san.promotion = wanted.promotion();
+    if (const Move m = find_san_move(b, san); !m.is_null()) return m;
+  }
+  MoveList list;
+  legal_moves(b, list);
+  for (Move m : list) {
+    if (m.from() != wanted.from() || m.to() != wanted.to()) continue;
+    if (m.kind() == kPromotion) {
+      if (wanted.kind() == kPromotion && m.promotion() == wanted.promotion()) return m;
+    } else if (wanted.kind() != kPromotion) {
+      return m;
+    }
+  }
+  if (wanted.kind() != kPromotion) {
+    for (Move m : list)
+      if (m.from() == wanted.from() && m.to() == wanted.to())
+        throw IllegalMove("illegal move " + quoted(to_uci(wanted)) + " in " + to_fen(b) +
+                          ": a promotion needs its piece, e.g. " + to_uci(m));
+  }
+  throw IllegalMove("illegal move " + quoted(to_uci(wanted)) + " in " + to_fen(b));
+}
 
 Move parse_san(const Board& b, std::string_view text) {
   std::string_view stripped;

@@ -130,8 +130,3 @@ CREATE FUNCTION pgmate.import_openings(pgn text) RETURNS bigint
   END
   $$;
 COMMENT ON FUNCTION pgmate.import_openings(text) IS 'replaces pgmate.openings with the ECO lines of a PGN text (e.g. pgn-extract''s eco.pgn)';
-
--- Position search: "which games reached this position" answered by a GIN index over the
--- keys of every position of every game:
---   SELECT id FROM pgmate.games WHERE game_keys(start, moves) @> ARRAY[board_key('...')];
-CREATE INDEX games_position_keys_idx ON pgmate.games USING gin (@extschema@.game_keys(start, moves));

@@ -38,10 +38,10 @@ CREATE TRIGGER games_position_index_delete AFTER DELETE ON pgmate.games
 CREATE TRIGGER games_position_index_truncate AFTER TRUNCATE ON pgmate.games
   FOR EACH STATEMENT EXECUTE FUNCTION pgmate.position_index_trigger();
 
-CREATE FUNCTION pgmate.position_index_merge() RETURNS bigint
+CREATE FUNCTION pgmate.position_index_merge(all_runs boolean DEFAULT true) RETURNS bigint
   AS 'MODULE_PATHNAME', 'position_index_merge' LANGUAGE C VOLATILE STRICT;
-COMMENT ON FUNCTION pgmate.position_index_merge() IS
-  'merges every run of the position index into one (fastest searches); returns its entries';
+COMMENT ON FUNCTION pgmate.position_index_merge(boolean) IS
+  'all_runs: merges every run of the position index into one (fastest searches); false: only the levels that are full, as inserts do (after a bulk import with pgmate.position_index_deferred_merges); returns the entries of the index';
 CREATE FUNCTION pgmate.position_index_rebuild() RETURNS bigint
   AS 'MODULE_PATHNAME', 'position_index_rebuild' LANGUAGE C VOLATILE STRICT;
 COMMENT ON FUNCTION pgmate.position_index_rebuild() IS

@@ -1,5 +1,6 @@
 -- pgmate 0.7.0 -> 0.8.0: the position index (pgmate.position_games, position_count, explorer),
--- kept by triggers on pgmate.games and built here for the games already stored.
+-- kept by triggers on pgmate.games and built here for the games already stored. It
+-- replaces the GIN index over game_keys(start, moves).
 \echo Use "ALTER EXTENSION pgmate UPDATE TO '0.8.0'" to load this file. \quit
 
 -- ============================================================ the position index
@@ -41,10 +42,10 @@ CREATE TRIGGER games_position_index_delete AFTER DELETE ON pgmate.games
 CREATE TRIGGER games_position_index_truncate AFTER TRUNCATE ON pgmate.games
   FOR EACH STATEMENT EXECUTE FUNCTION pgmate.position_index_trigger();
 
-CREATE FUNCTION pgmate.position_index_merge() RETURNS bigint
+CREATE FUNCTION pgmate.position_index_merge(all_runs boolean DEFAULT true) RETURNS bigint
   AS 'MODULE_PATHNAME', 'position_index_merge' LANGUAGE C VOLATILE STRICT;
-COMMENT ON FUNCTION pgmate.position_index_merge() IS
-  'merges every run of the position index into one (fastest searches); returns its entries';
+COMMENT ON FUNCTION pgmate.position_index_merge(boolean) IS
+  'all_runs: merges every run of the position index into one (fastest searches); false: only the levels that are full, as inserts do (after a bulk import with pgmate.position_index_deferred_merges); returns the entries of the index';
 CREATE FUNCTION pgmate.position_index_rebuild() RETURNS bigint
   AS 'MODULE_PATHNAME', 'position_index_rebuild' LANGUAGE C VOLATILE STRICT;
 COMMENT ON FUNCTION pgmate.position_index_rebuild() IS
@@ -73,4 +74,5 @@ CREATE VIEW pgmate.position_index_size AS
   FROM pgmate.position_runs;
 COMMENT ON VIEW pgmate.position_index_size IS 'the position index: runs, entries, blocks and bytes on disk';
 
+DROP INDEX IF EXISTS pgmate.games_position_keys_idx;
 SELECT pgmate.position_index_rebuild();

@@ -510,6 +510,63 @@ TEST(SanLookup, SameAsListingTheLegalMoves) {
   EXPECT_GT(texts, 100000) << texts;
 }
 
+// resolve_move finds most moves from their destination; the reference lists every legal
+// move. Every from-to pair, with and without each promotion piece, must give the same move
+// (kind included) or the same error.
+std::string resolved_by_list(const Board& b, Move wanted) {
+  MoveList list;
+  legal_moves(b, list);
+  for (Move m : list)
+    if (m.from() == wanted.from() && m.to() == wanted.to() &&
+        (m.kind() == kPromotion) == (wanted.kind() == kPromotion) &&
+        (m.kind() != kPromotion || m.promotion() == wanted.promotion()))
+      return "move " + to_uci(m) + " kind " + std::to_string(m.kind());
+  return "illegal";
+}
+
+std::string resolved(const Board& b, Move wanted) {
+  try {
+    const Move m = resolve_move(b, wanted);
+    return "move " + to_uci(m) + " kind " + std::to_string(m.kind());
+  } catch (const IllegalMove&) {
+    return "illegal";
+  }
+}
+
+void compare_resolution(const Board& b, long& pairs) {
+  for (int from = 0; from < 64; ++from)
+    for (int to = 0; to < 64; ++to) {
+      // From an empty or enemy square both go straight to the listing.
+      if (from == to || !(b.pieces(b.side) & (1ULL << from))) continue;
+      std::vector<Move> wanted = {Move(Square(from), Square(to))};
+      for (PieceType p : {kKnight, kBishop, kRook, kQueen})
+        wanted.push_back(Move(Square(from), Square(to), kPromotion, p));
+      for (Move w : wanted) {
+        ASSERT_EQ(resolved(b, w), resolved_by_list(b, w)) << to_fen(b) << " " << to_uci(w);
+        ++pairs;
+      }
+    }
+}
+
+TEST(ResolveMove, SameAsListingTheLegalMoves) {
+  long pairs = 0;
+  for (const std::string& fen : perft_suite_fens()) {
+    Board b = parse_fen(fen);
+    ASSERT_NO_FATAL_FAILURE(compare_resolution(b, pairs));
+    MoveList list;
+    legal_moves(b, list);
+    for (int i = 0; i < list.size; i += 11) {
+      Board next = b;
+      next.play(list.moves[i]);
+      ASSERT_NO_FATAL_FAILURE(compare_resolution(next, pairs)) << fen << " " << to_uci(list.moves[i]);
+    }
+  }
+  for (const char* fen : {kPromo, kCastle, kEpD6, "8/8/8/KPp4r/8/8/8/7k w - c6 0 1",
+                          "4k3/8/8/2KPp2r/8/8/8/8 w - e6 0 1", "4r1k1/8/8/8/8/8/4N3/4K3 w - - 0 1"})
+    ASSERT_NO_FATAL_FAILURE(compare_resolution(parse_fen(fen), pairs)) << fen;
+  EXPECT_GT(pairs, 100000) << pairs;
+}
+
 // ---------------------------------------------------------------- round trips
 
 void check_round_trip(const Board& b, int& moves_checked) {

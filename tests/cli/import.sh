@@ -114,7 +114,18 @@ rc=$?
 check "fail --batch 1: exit code" "$rc" 2
 check_match "fail --batch 1: says what was committed" "$(cat "$TMP/err")" 'stopped at game 3: 2 games committed \(in 2 batches of up to 1\)'
 check "fail --batch 1: committed games kept" \
-  "$(q "SELECT string_agg(white, ',' ORDER BY id) FROM pgmate.games WHERE id > $base")" "Alpha,Gamma"
+  "$(q "SELECT string_agg(white, ',' ORDER BY white) FROM pgmate.games WHERE id > $base")" "Alpha,Gamma"
+
+# ---- several connections, one batch per game: every position is found through the
+# position index, and the runs the import left are merged at its end
+cat "$TMP/games.pgn" "$TMP/games.pgn" >"$TMP/twice.pgn"
+base=$(q "SELECT coalesce(max(id), 0) FROM pgmate.games")
+out=$("$PGMATE" import --db "dbname=$DB" --on-error skip --batch 1 --jobs 3 "$TMP/twice.pgn" 2>/dev/null)
+check "jobs: summary" "${out% in *}" "imported 6 games (2 skipped)"
+check "jobs: rows added" "$(q "SELECT count(*) FROM pgmate.games WHERE id > $base")" 6
+check "jobs: every position indexed" \
+  "$(q "SELECT bool_and(g.id IN (SELECT pgmate.position_games(p.board))) FROM pgmate.games g, game_positions(g.start, g.moves) p WHERE g.id > $base")" t
+check "jobs: runs merged at the end" "$(q "SELECT count(*) < 4 FROM pgmate.position_runs WHERE level = 0")" t
 
 # ---- bad input and connection errors
 "$PGMATE" import --db "dbname=$DB" "$TMP/no-such-file.pgn" >/dev/null 2>"$TMP/err"
@@ -124,6 +135,8 @@ check_match "missing file: message" "$(cat "$TMP/err")" 'cannot open PGN file'
 check "bad --on-error: exit code" "$?" 2
 "$PGMATE" import --db "dbname=$DB" --batch 0 "$TMP/games.pgn" >/dev/null 2>"$TMP/err"
 check "bad --batch: exit code" "$?" 2
+"$PGMATE" import --db "dbname=$DB" --jobs 0 "$TMP/games.pgn" >/dev/null 2>"$TMP/err"
+check "bad --jobs: exit code" "$?" 2
 "$PGMATE" import --db "dbname=pgmate_import_no_such_database" "$TMP/games.pgn" >/dev/null 2>"$TMP/err"
 check "bad database: exit code" "$?" 1
 check_match "bad database: libpq message" "$(cat "$TMP/err")" 'cannot connect to the database: .*does not exist'

@@ -7,6 +7,7 @@
 #include <array>
 #include <map>
 #include <random>
+#include <set>
 
 #include "chess/fen.h"
 #include "chess/movegen.h"
@@ -57,6 +58,63 @@ TEST(PositionIndex, EntryCodeKeepsMoveAndResult) {
   EXPECT_EQ(parse_result("1/2-1/2"), GameResult::kDraw);
   EXPECT_EQ(parse_result("*"), GameResult::kUnknown);
   EXPECT_EQ(result_text(parse_result("0-1")), "0-1");
+}
+
+// Repetitions are looked for only since the last pawn move or capture; against a plain
+// set of every key seen, on random games that mostly shuffle pieces (many repetitions).
+TEST(PositionIndex, RepeatedPositionsAreFoundAsWithASet) {
+  std::mt19937 rng(11);
+  int repeats = 0;
+  for (const char* fen : {"startpos", "4k3/8/8/8/8/8/8/R3K2R w KQ - 0 1", "r3k3/1p6/8/8/8/8/6P1/4K2R b Kq - 37 80"}) {
+    for (int game = 0; game < 200; ++game) {
+      const Board start = chess::parse_fen(fen);
+      Board b = start;
+      std::vector<Move> moves;
+      for (int ply = 0; ply < 120; ++ply) {
+        chess::MoveList list;
+        chess::legal_moves(b, list);
+        if (list.size == 0) break;
+        Move m = list.moves[rng() % list.size];
+        // Mostly non-pawn, non-capturing moves, so that positions come back.
+        for (int tries = 0; tries < 8 && (b.piece_on(m.to()) != chess::kNoPiece ||
+                                         chess::type_of(b.piece_on(m.from())) == chess::kPawn); ++tries)
+          m = list.moves[rng() % list.size];
+        moves.push_back(m);
+        b.play(m);
+      }
+      std::vector<PositionEntry> entries;
+      append_game_entries(1, start, moves, GameResult::kDraw, entries);
+      std::vector<std::uint64_t> expected;
+      std::set<std::uint64_t> seen;
+      Board r = start;
+      for (std::size_t i = 0; i <= moves.size(); ++i) {
+        if (seen.insert(r.key).second) expected.push_back(r.key);
+        if (i < moves.size()) r.play(moves[i]);
+      }
+      repeats += static_cast<int>(moves.size() + 1 - expected.size());
+      ASSERT_EQ(entries.size(), expected.size()) << fen << " game " << game;
+      for (std::size_t i = 0; i < expected.size(); ++i) ASSERT_EQ(entries[i].key, expected[i]) << fen << " game " << game;
+    }
+  }
+  EXPECT_GT(repeats, 300);
+}
+
+// Large runs are sorted by buckets of the key's top bits: the same order and the same
+// duplicates removed as one plain sort.
+TEST(PositionIndex, SortingLargeRunsMatchesAPlainSort) {
+  std::mt19937_64 rng(5);
+  std::vector<PositionEntry> entries;
+  for (int i = 0; i < 300000; ++i) {
+    // Few distinct keys in part of the range: equal keys sort by game, then code.
+    const std::uint64_t key = i % 3 ? rng() : (rng() % 50) << 58;
+    entries.push_back({key, static_cast<std::uint32_t>(rng() % 1000), static_cast<std::uint16_t>(rng() % 4)});
+  }
+  std::vector<PositionEntry> expected = entries;
+  std::sort(expected.begin(), expected.end());
+  expected.erase(std::unique(expected.begin(), expected.end()), expected.end());
+  sort_entries(entries);
+  ASSERT_LT(expected.size(), 300000u);
+  EXPECT_EQ(entries, expected);
 }
 
 TEST(PositionIndex, GameEntriesAreTheDistinctPositionsInOrder) {
