@@ -18,6 +18,7 @@ int train_command(const std::vector<std::string>& args);
 int learn_command(const std::vector<std::string>& args);
 int report_command(const std::vector<std::string>& args);
 int generate_command(const std::vector<std::string>& args);
+int export_command(const std::vector<std::string>& args);
 
 extern const char* const kPerftUsage;
 extern const char* const kMovesUsage;
@@ -28,7 +29,7 @@ extern const char* const kUciUsage;
 extern const char* const kGenerateUsage;
 // Here rather than in import_command.cpp, which is built only with libpqxx.
 inline constexpr const char* kImportUsage =
-    "pgmate import [--db CONNINFO] [--on-error fail|skip] [--batch N] FILE.pgn|-\n"
+    "pgmate import [--db CONNINFO] [--on-error fail|skip] [--batch N] [--jobs J] [--duplicates keep|skip] FILE.pgn|-\n"
     "         pgmate import --openings [--db CONNINFO] [FILE]";
 inline constexpr const char* kTrainUsage =
     "pgmate train [--db CONNINFO] --network ID --data QUERY [--holdout QUERY] [--steps N] [--batch B]\n"
@@ -36,6 +37,7 @@ inline constexpr const char* kTrainUsage =
 inline constexpr const char* kLearnUsage =
     "pgmate learn [--db CONNINFO] --run NAME --iterations N [--network ID] [--option KEY=VALUE ...]\n"
     "             (the options: SELECT name, description FROM pgmate.learning_options)";
+inline constexpr const char* kExportUsage = "pgmate export [--db CONNINFO] [--where CONDITION] [--out FILE.pgn|-]";
 inline constexpr const char* kReportUsage = "pgmate report [--db CONNINFO] --run NAME --out FILE.html";
 
 }  // namespace pgmate::cli

@@ -69,6 +69,7 @@ using Clock = std::chrono::steady_clock;
 constexpr size_t kChunk = 1 << 20;
 constexpr const char* kDefaultEcoFile = "/usr/share/pgn-extract/eco.pgn";
 constexpr int kMaxShownErrors = 20;  // skip mode: bad games reported one by one up to this many
+constexpr std::int64_t kDuplicatesLock = 0x70676d6174650002;  // "pgmate" 2: imports that skip copies
 
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
@@ -216,7 +217,8 @@ struct Batch {
 // batch is handed over only when a connection is free: memory stays at a few batches.
 class BatchSenders {
  public:
-  BatchSenders(const std::string& conninfo, int jobs) {
+  // skip_duplicates: games already stored (or earlier in the same batch) are left out.
+  BatchSenders(const std::string& conninfo, int jobs, bool skip_duplicates) : skip_duplicates_(skip_duplicates) {
     for (int i = 0; i < jobs; ++i) {
       conns_.push_back(connect_db(conninfo));
       if (i == 0) require_table(*conns_[0], "pgmate.games");
@@ -266,6 +268,7 @@ class BatchSenders {
   }
 
   std::uint64_t committed() const { return committed_; }
+  std::uint64_t duplicates() const { return duplicates_; }
   std::uint64_t in_flight() const { return in_flight_; }
   int batches() const { return batches_; }
   // The first failure ("" when none), the PGN game of the row the server rejected (0 when
@@ -291,12 +294,18 @@ class BatchSenders {
       }
       try {
         pqxx::work tx(conn, "pgmate_import");
-        pqxx::stream_to copy(tx, "pgmate.games", kGameColumns);
-        for (const GameRow& row : batch.rows) copy << row;
-        copy.complete();
+        std::size_t duplicates = 0;
+        if (!skip_duplicates_) {
+          pqxx::stream_to copy(tx, "pgmate.games", kGameColumns);
+          for (const GameRow& row : batch.rows) copy << row;
+          copy.complete();
+        } else {
+          duplicates = batch.rows.size() - insert_new_games(tx, batch);
+        }
         tx.commit();
         std::lock_guard lock(mutex_);
-        committed_ += batch.rows.size();
+        committed_ += batch.rows.size() - duplicates;
+        duplicates_ += duplicates;
         in_flight_ -= batch.rows.size();
         ++batches_;
       } catch (const std::exception& e) {
@@ -318,6 +327,32 @@ class BatchSenders {
     }
   }
 
+  // The batch goes to a temporary table first; only games with no copy stored, or earlier
+  // in the batch, go on to pgmate.games. One connection at a time does this step (a
+  // transaction lock), so that two batches in flight cannot both keep a copy. Returns the
+  // games inserted.
+  static std::size_t insert_new_games(pqxx::work& tx, const Batch& batch) {
+    tx.exec0(
+        "CREATE TEMP TABLE IF NOT EXISTS pgmate_import_batch ON COMMIT DELETE ROWS AS "
+        "SELECT source, event, site, date, round, white, black, result, termination, start, moves, tags "
+        "FROM pgmate.games WITH NO DATA");
+    {
+      pqxx::stream_to copy(tx, "pgmate_import_batch", kGameColumns);
+      for (const GameRow& row : batch.rows) copy << row;
+      copy.complete();
+    }
+    tx.exec0("SELECT pg_advisory_xact_lock(" + std::to_string(kDuplicatesLock) + ")");
+    const std::string columns = "source, event, site, date, round, white, black, result, termination, start, moves, tags";
+    const pqxx::result inserted = tx.exec0(
+        "INSERT INTO pgmate.games (" + columns + ") SELECT " + columns + " FROM ("
+        "  SELECT DISTINCT ON (h, start::text, moves::text) *"
+        "  FROM (SELECT b.*, game_hash(b.start, b.moves) AS h, b.ctid AS position FROM pgmate_import_batch b) b"
+        "  WHERE NOT EXISTS (SELECT 1 FROM pgmate.games g"
+        "                    WHERE g.game_hash = b.h AND g.start = b.start AND g.moves = b.moves)"
+        "  ORDER BY h, start::text, moves::text, position) first_copies ORDER BY position");
+    return static_cast<std::size_t>(inserted.affected_rows());
+  }
+
   std::vector<std::unique_ptr<pqxx::connection>> conns_;
   std::vector<std::thread> threads_;
   mutable std::mutex mutex_;
@@ -326,11 +361,13 @@ class BatchSenders {
   bool closing_ = false;
   std::string failure_;
   int rejected_game_ = 0;
-  std::atomic<std::uint64_t> committed_{0}, in_flight_{0}, lost_{0};
+  bool skip_duplicates_;
+  std::atomic<std::uint64_t> committed_{0}, in_flight_{0}, lost_{0}, duplicates_{0};
   std::atomic<int> batches_{0};
 };
 
-int import_games(const std::string& conninfo, const std::string& path, bool skip_errors, int batch_size, int jobs) {
+int import_games(const std::string& conninfo, const std::string& path, bool skip_errors, int batch_size, int jobs,
+                 bool skip_duplicates) {
   PgnSource source(path);
   Progress progress(source.size(), "games");
   const auto t0 = Clock::now();
@@ -345,7 +382,7 @@ int import_games(const std::string& conninfo, const std::string& path, bool skip
     return committed_note(senders->committed(), senders->batches(), batch_size, senders->lost() + batch.rows.size());
   };
   try {
-    senders = std::make_unique<BatchSenders>(conninfo, jobs);
+    senders = std::make_unique<BatchSenders>(conninfo, jobs, skip_duplicates);
     read_games(
         source,
         [&](chess::PgnGame& g) {
@@ -410,7 +447,8 @@ int import_games(const std::string& conninfo, const std::string& path, bool skip
       return 1;
     }
   }
-  std::cout << "imported " << senders->committed() << " games (" << skipped << " skipped) in "
+  std::cout << "imported " << senders->committed() << " games (" << skipped << " skipped"
+            << (skip_duplicates ? ", " + std::to_string(senders->duplicates()) + " duplicates" : std::string()) << ") in "
             << format_seconds(seconds_since(t0)) << " s\n";
   return 0;
 }
@@ -465,8 +503,8 @@ int import_openings(const std::string& conninfo, const std::string& path) {
 }  // namespace
 
 int import_command(const std::vector<std::string>& args) {
-  std::string conninfo, on_error = "fail";
-  bool openings = false, batch_given = false, on_error_given = false, jobs_given = false;
+  std::string conninfo, on_error = "fail", duplicates = "keep";
+  bool openings = false, batch_given = false, on_error_given = false, jobs_given = false, duplicates_given = false;
   int batch = 10000;
   int jobs = static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1u, 8u));
   std::vector<std::string> positional;
@@ -481,21 +519,24 @@ int import_command(const std::vector<std::string>& args) {
     else if (a == "--on-error") on_error = value(), on_error_given = true;
     else if (a == "--batch") batch = parse_count(value(), "--batch", 1, 100000000), batch_given = true;
     else if (a == "--jobs") jobs = parse_count(value(), "--jobs", 1, 64), jobs_given = true;
+    else if (a == "--duplicates") duplicates = value(), duplicates_given = true;
     else if (a.size() > 1 && a[0] == '-' && a[1] == '-') throw UsageError("unknown option " + a);
     else positional.push_back(a);
   }
   if (on_error != "fail" && on_error != "skip")
     throw UsageError("--on-error must be \"fail\" or \"skip\", not \"" + on_error + "\"");
+  if (duplicates != "keep" && duplicates != "skip")
+    throw UsageError("--duplicates must be \"keep\" or \"skip\", not \"" + duplicates + "\"");
   if (positional.size() > 1) throw UsageError("one input file only");
 
   try {
     if (openings) {
-      if (batch_given || on_error_given || jobs_given)
-        throw UsageError("--batch, --jobs and --on-error are for games, not --openings");
+      if (batch_given || on_error_given || jobs_given || duplicates_given)
+        throw UsageError("--batch, --jobs, --duplicates and --on-error are for games, not --openings");
       return import_openings(conninfo, positional.empty() ? kDefaultEcoFile : positional[0]);
     }
     if (positional.empty()) throw UsageError("a PGN file (or - for standard input) is required");
-    return import_games(conninfo, positional[0], on_error == "skip", batch, jobs);
+    return import_games(conninfo, positional[0], on_error == "skip", batch, jobs, duplicates == "skip");
   } catch (const pqxx::sql_error& e) {
     throw std::runtime_error(db_message(e));
   } catch (const pqxx::broken_connection& e) {

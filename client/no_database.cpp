@@ -11,6 +11,10 @@ int import_command(const std::vector<std::string>&) {
       "pgmate import writes to PostgreSQL; install libpqxx (pkg-config libpqxx) and build again to use it");
 }
 
+int export_command(const std::vector<std::string>&) {
+  throw NotBuiltIn("pgmate export reads games from PostgreSQL; install libpqxx (pkg-config libpqxx) and build again to use it");
+}
+
 int train_command(const std::vector<std::string>&) {
   throw NotBuiltIn("pgmate train reads its rows from PostgreSQL; install libpqxx (pkg-config libpqxx) and build again to use it");
 }

@@ -8,6 +8,7 @@
 #include "chess/pgn.h"
 #include "common/text.h"
 #include "datum.h"
+#include "gamedb/game_hash.h"
 
 using namespace pgmate;
 
@@ -85,6 +86,15 @@ PGMATE_FUNCTION(game_keys) {
     keys.push_back(Int64GetDatum(static_cast<int64>(b.key)));
   });
   return pg::make_array(keys, INT8OID);
+}
+
+// game_hash(start, moves) -> bigint: the game's identity for finding copies of it
+// (pgmate.games.game_hash; pgmate import --duplicates skip).
+PGMATE_FUNCTION(game_hash) {
+  const chess::Board start = pg::board_arg(fcinfo, 0);
+  std::vector<std::uint16_t> moves;
+  for (Datum d : pg::array_elements(fcinfo, 1, "moves")) moves.push_back(DatumGetUInt16(d));
+  return Int64GetDatum(static_cast<std::int64_t>(gamedb::game_hash(start.key, moves)));
 }
 
 // is_valid_game(start, moves): every move legal in turn (the games table's CHECK).

@@ -10,6 +10,14 @@ CREATE FUNCTION game_keys(start board, moves move[]) RETURNS bigint[]
   AS 'MODULE_PATHNAME', 'game_keys' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION game_keys(board, move[]) IS
   'Polyglot keys of every position of a game; index it with GIN to find games by position';
+CREATE FUNCTION game_hash(start board, moves move[]) RETURNS bigint
+  AS 'MODULE_PATHNAME', 'game_hash' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION game_hash(board, move[]) IS
+  'a game''s identity for finding copies of it: a 64-bit hash of its start position and moves (not its tags)';
+CREATE FUNCTION material_signature(start board, moves move[]) RETURNS bigint
+  AS 'MODULE_PATHNAME', 'material_signature' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION material_signature(board, move[]) IS
+  'a game''s final material and whether a pawn promoted, packed (what material search prunes by); NULL for an illegal game';
 CREATE FUNCTION is_valid_game(start board, moves move[]) RETURNS bool
   AS 'MODULE_PATHNAME', 'game_is_valid' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 
@@ -38,8 +46,13 @@ CREATE TABLE pgmate.games (
   -- arena games (source 'arena'): the match (pgmate.matches) and the game's place in it
   match_id    bigint,
   arena       jsonb,                               -- index, pair, a_white, opening, seconds
+  -- copies of one game share it (pgmate import --duplicates skip leaves them out)
+  game_hash   bigint GENERATED ALWAYS AS (game_hash(start, moves)) STORED,
+  -- final material and promotions (pgmate.game_reaches_material rules games out by it)
+  material_signature bigint GENERATED ALWAYS AS (material_signature(start, moves)) STORED,
   CONSTRAINT games_moves_legal CHECK (is_valid_game(start, moves))
 );
+CREATE INDEX games_game_hash_idx ON pgmate.games (game_hash);
 COMMENT ON TABLE pgmate.games IS 'one row per game; moves are validated against the start position';
 SELECT pg_catalog.pg_extension_config_dump('pgmate.games', '');
 SELECT pg_catalog.pg_extension_config_dump('pgmate.games_id_seq', '');

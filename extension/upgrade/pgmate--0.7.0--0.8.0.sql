@@ -1,7 +1,56 @@
 -- pgmate 0.7.0 -> 0.8.0: the position index (pgmate.position_games, position_count, explorer),
 -- kept by triggers on pgmate.games and built here for the games already stored. It
--- replaces the GIN index over game_keys(start, moves).
+-- replaces the GIN index over game_keys(start, moves). And game_hash, to find copies of
+-- a game; material and pattern search.
 \echo Use "ALTER EXTENSION pgmate UPDATE TO '0.8.0'" to load this file. \quit
+
+-- ============================================================ game_hash, material_signature
+CREATE FUNCTION game_hash(start board, moves move[]) RETURNS bigint
+  AS 'MODULE_PATHNAME', 'game_hash' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION game_hash(board, move[]) IS
+  'a game''s identity for finding copies of it: a 64-bit hash of its start position and moves (not its tags)';
+ALTER TABLE pgmate.games ADD COLUMN game_hash bigint GENERATED ALWAYS AS (game_hash(start, moves)) STORED;
+CREATE INDEX games_game_hash_idx ON pgmate.games (game_hash);
+CREATE FUNCTION material_signature(start board, moves move[]) RETURNS bigint
+  AS 'MODULE_PATHNAME', 'material_signature' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION material_signature(board, move[]) IS
+  'a game''s final material and whether a pawn promoted, packed (what material search prunes by); NULL for an illegal game';
+ALTER TABLE pgmate.games ADD COLUMN material_signature bigint
+  GENERATED ALWAYS AS (material_signature(start, moves)) STORED;
+
+-- ============================================================ material and pattern search
+-- Games by what their positions hold. Each game is replayed (a few microseconds) and every
+-- position tested; the functions are parallel safe, so a scan of pgmate.games uses every
+-- core. For material, the games table keeps a summary (material_signature) that rules out
+-- most games without a replay:
+--   SELECT id FROM pgmate.games g WHERE pgmate.game_reaches_material(g, 'KRPvKR');
+CREATE FUNCTION material(board) RETURNS text
+  AS 'MODULE_PATHNAME', 'board_material' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION material(board) IS
+  'the men on the board, White''s then Black''s: K, then Q R B N P letters, e.g. KRPvKR';
+CREATE FUNCTION matches_pattern(board, pattern text) RETURNS bool
+  AS 'MODULE_PATHNAME', 'matches_pattern' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION matches_pattern(board, text) IS
+  'sub-FEN pattern: 8 ranks from the 8th; a piece letter must stand there, ''.'' must be empty, ''?'' or a digit n (n squares) is anything';
+CREATE FUNCTION reaches_material(start board, moves move[], material text) RETURNS bool
+  AS 'MODULE_PATHNAME', 'reaches_material' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION reaches_material(board, move[], text) IS
+  'whether some position of the game has exactly this material (e.g. KRPvKR)';
+CREATE FUNCTION reaches_pattern(start board, moves move[], pattern text) RETURNS bool
+  AS 'MODULE_PATHNAME', 'reaches_pattern' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION reaches_pattern(board, move[], text) IS
+  'whether some position of the game matches the sub-FEN pattern (see matches_pattern)';
+CREATE FUNCTION may_reach_material(signature bigint, material text) RETURNS bool
+  AS 'MODULE_PATHNAME', 'may_reach_material' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION may_reach_material(bigint, text) IS
+  'false when a game''s material_signature rules the material out (captures never give men back)';
+-- Inlined into the query: the signature first, the replay only for the games it leaves.
+CREATE FUNCTION pgmate.game_reaches_material(game pgmate.games, material text) RETURNS bool
+  LANGUAGE sql IMMUTABLE PARALLEL SAFE
+  AS $$ SELECT @extschema@.may_reach_material(game.material_signature, material)
+           AND @extschema@.reaches_material(game.start, game.moves, material) $$;
+COMMENT ON FUNCTION pgmate.game_reaches_material(pgmate.games, text) IS
+  'whether some position of the stored game has exactly this material (e.g. KRPvKR), ruling most games out by their signature';
 
 -- ============================================================ the position index
 -- Every distinct position of every game in pgmate.games as a 14-byte entry (position key,

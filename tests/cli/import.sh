@@ -127,6 +127,62 @@ check "jobs: every position indexed" \
   "$(q "SELECT bool_and(g.id IN (SELECT pgmate.position_games(p.board))) FROM pgmate.games g, game_positions(g.start, g.moves) p WHERE g.id > $base")" t
 check "jobs: runs merged at the end" "$(q "SELECT count(*) < 4 FROM pgmate.position_runs WHERE level = 0")" t
 
+# ---- --duplicates skip: games already stored, or earlier in the file, are left out
+cat >"$TMP/copies.pgn" <<'EOF'
+[Event "New"]
+[White "Iota"]
+[Result "0-1"]
+
+1. f3 e5 2. g4 Qh4# 0-1
+
+[Event "Copy of the new one, other tags"]
+[White "Kappa"]
+[Result "*"]
+
+1. f3 e5 2. g4 Qh4# *
+
+[Event "Stored before"]
+[White "Eta"]
+[Result "1-0"]
+
+1. e4 e5 2. Qh5 Nc6 3. Bc4 Nf6 4. Qxf7# 1-0
+EOF
+base=$(q "SELECT coalesce(max(id), 0) FROM pgmate.games")
+out=$("$PGMATE" import --db "dbname=$DB" --duplicates skip --batch 2 "$TMP/copies.pgn" 2>"$TMP/err")
+check "duplicates: summary" "${out% in *}" "imported 1 games (0 skipped, 2 duplicates)"
+check "duplicates: the first copy kept" "$(q "SELECT string_agg(white, ',') FROM pgmate.games WHERE id > $base")" Iota
+out=$("$PGMATE" import --db "dbname=$DB" --duplicates skip --jobs 2 --batch 1 "$TMP/copies.pgn" 2>"$TMP/err")
+check "duplicates: all stored already" "${out% in *}" "imported 0 games (0 skipped, 3 duplicates)"
+check "duplicates: copies share game_hash" \
+  "$(q "SELECT count(DISTINCT game_hash) || ' ' || bool_and(game_hash = game_hash(start, moves)) FROM pgmate.games WHERE white IN ('Eta', 'Iota')")" "2 t"
+"$PGMATE" import --db "dbname=$DB" --duplicates some "$TMP/copies.pgn" >/dev/null 2>"$TMP/err"
+check "bad --duplicates: exit code" "$?" 2
+
+# ---- export: games out as PGN and back in as the same games (start, moves, result, tags)
+out=$("$PGMATE" export --db "dbname=$DB" --where "white IN ('Alpha', 'Gamma', 'Iota') AND id <= $base + 1" --out "$TMP/export.pgn" 2>"$TMP/err")
+check "export: exit code" "$?" 0
+exported=$(q "SELECT count(*) FROM pgmate.games WHERE white IN ('Alpha', 'Gamma', 'Iota') AND id <= $base + 1")
+check "export: summary" "$out" "exported $exported games to $TMP/export.pgn"
+check "export: no partial file left" "$(ls "$TMP" | grep -c partial)" 0
+base2=$(q "SELECT coalesce(max(id), 0) FROM pgmate.games")
+"$PGMATE" import --db "dbname=$DB" --jobs 1 "$TMP/export.pgn" >/dev/null 2>&1
+check "export: read back" "$(q "SELECT count(*) FROM pgmate.games WHERE id > $base2")" "$exported"
+check "export: round trip exact" "$(q "
+  SELECT count(*) FROM (
+    (SELECT start::text, moves::text, result, tags FROM pgmate.games
+      WHERE white IN ('Alpha', 'Gamma', 'Iota') AND id <= $base + 1
+     EXCEPT ALL SELECT start::text, moves::text, result, tags FROM pgmate.games WHERE id > $base2)
+    UNION ALL
+    (SELECT start::text, moves::text, result, tags FROM pgmate.games WHERE id > $base2
+     EXCEPT ALL SELECT start::text, moves::text, result, tags FROM pgmate.games
+      WHERE white IN ('Alpha', 'Gamma', 'Iota') AND id <= $base + 1)) d")" 0
+"$PGMATE" export --db "dbname=$DB" --where "no_such_column = 1" --out "$TMP/bad.pgn" >/dev/null 2>"$TMP/err"
+check "export: bad condition exit code" "$?" 1
+check_match "export: bad condition message" "$(cat "$TMP/err")" 'no_such_column'
+check "export: nothing written for a failed export" "$(ls "$TMP" | grep -c bad.pgn)" 0
+"$PGMATE" export --db "dbname=$DB" --where "white = 'Iota'" >"$TMP/stdout.pgn" 2>/dev/null
+check_match "export: to standard output" "$(head -n 1 "$TMP/stdout.pgn")" '^\[Event "New"\]$'
+
 # ---- bad input and connection errors
 "$PGMATE" import --db "dbname=$DB" "$TMP/no-such-file.pgn" >/dev/null 2>"$TMP/err"
 check "missing file: exit code" "$?" 2

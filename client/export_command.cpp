@@ -1,0 +1,94 @@
+// pgmate export: games of pgmate.games as PGN, streamed (a server-side cursor, a thousand
+// games a fetch), so memory stays flat whatever the number of games. The PGN of each game
+// is the extension's to_pgn(game): what `pgmate import` reads back as the same game.
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include <pqxx/pqxx>
+
+#include "args.h"
+#include "commands.h"
+#include "db.h"
+#include "progress.h"
+
+namespace pgmate::cli {
+
+namespace {
+
+constexpr int kFetch = 1000;
+
+}  // namespace
+
+int export_command(const std::vector<std::string>& args) {
+  std::string conninfo, where = "true", out = "-";
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    auto value = [&]() -> const std::string& {
+      if (i + 1 >= args.size()) throw UsageError(a + " needs a value");
+      return args[++i];
+    };
+    if (a == "--db") conninfo = value();
+    else if (a == "--where") where = value();
+    else if (a == "--out") out = value();
+    else throw UsageError("unknown argument \"" + a + "\"");
+  }
+  if (where.empty()) throw UsageError("--where needs a condition, e.g. \"white = 'Carlsen, Magnus'\"");
+
+  // A file is written under a temporary name and renamed when complete: an export that
+  // stops half way leaves no half file behind.
+  const bool to_stdout = out == "-";
+  const std::string partial = out + ".partial";
+  std::ofstream file;
+  if (!to_stdout) {
+    file.open(partial, std::ios::binary | std::ios::trunc);
+    if (!file) throw UsageError("cannot write " + partial);
+  }
+  std::ostream& sink = to_stdout ? std::cout : file;
+  auto conn = connect_db(conninfo);
+  require_table(*conn, "pgmate.games");
+  std::uint64_t games = 0;
+  Progress progress(0, "games");
+  try {
+    with_db_errors([&] {
+      // One snapshot for the whole export, and nothing the condition could change.
+      pqxx::work tx(*conn, "pgmate_export");
+      tx.exec0("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY");
+      tx.exec0("DECLARE pgmate_export NO SCROLL CURSOR FOR SELECT to_pgn(g) FROM pgmate.games g WHERE (" + where +
+               ") ORDER BY g.id");
+      for (;;) {
+        const pqxx::result rows = tx.exec("FETCH " + std::to_string(kFetch) + " FROM pgmate_export");
+        for (const auto& row : rows) {
+          if (games > 0) sink << '\n';
+          sink << row[0].as<std::string>();
+          ++games;
+        }
+        progress.update(0, games);
+        if (rows.size() < static_cast<std::size_t>(kFetch)) break;
+      }
+      tx.commit();
+    });
+  } catch (...) {
+    progress.finish();
+    if (!to_stdout) {
+      file.close();
+      std::remove(partial.c_str());
+    }
+    throw;
+  }
+  progress.finish();
+  sink.flush();
+  if (!to_stdout) {
+    file.close();
+    if (!file) throw std::runtime_error("cannot write " + partial);
+    std::filesystem::rename(partial, out);
+  }
+  if (!to_stdout) std::cout << "exported " << games << " games to " << out << "\n";
+  else std::cerr << "pgmate export: " << games << " games\n";
+  return 0;
+}
+
+}  // namespace pgmate::cli

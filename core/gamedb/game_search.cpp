@@ -1,0 +1,173 @@
+#include "gamedb/game_search.h"
+
+#include <algorithm>
+
+#include "chess/fen.h"
+#include "chess/notation.h"
+#include "common/text.h"
+
+namespace pgmate::gamedb {
+
+namespace {
+
+constexpr std::string_view kLetters = "QRBNP";  // Material::counts order
+constexpr chess::PieceType kTypes[5] = {chess::kQueen, chess::kRook, chess::kBishop, chess::kKnight, chess::kPawn};
+
+[[noreturn]] void bad(std::string_view what, std::string_view text, const std::string& why) {
+  throw chess::ParseError("invalid " + std::string(what) + " " + quote_input(text, 80) + ": " + why);
+}
+
+// Replays the game, asking `stop` at every position; true as soon as it says so.
+template <class Stop>
+bool replay_until(const chess::Board& start, std::span<const chess::Move> moves, Stop&& stop) {
+  chess::Board b = start;
+  if (stop(b)) return true;
+  for (const chess::Move given : moves) {
+    chess::play_checked(b, chess::resolve_move(b, given));
+    if (stop(b)) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+Material Material::of(const chess::Board& b) {
+  Material m;
+  for (int c = 0; c < 2; ++c)
+    for (int i = 0; i < 5; ++i)
+      m.counts[c][i] = static_cast<std::uint8_t>(chess::popcount(b.pieces(chess::Color(c), kTypes[i])));
+  return m;
+}
+
+Material Material::parse(std::string_view text) {
+  const std::size_t v = text.find('v');
+  if (v == std::string_view::npos || text.find('v', v + 1) != std::string_view::npos)
+    bad("material", text, "expected White's men, 'v', Black's, e.g. KRPvKR");
+  Material m;
+  for (int c = 0; c < 2; ++c) {
+    const std::string_view side = c == 0 ? text.substr(0, v) : text.substr(v + 1);
+    const char* name = c == 0 ? "White" : "Black";
+    if (side.empty() || side[0] != 'K') bad("material", text, std::string(name) + "'s men must start with K");
+    for (const char ch : side.substr(1)) {
+      const std::size_t i = kLetters.find(ch);
+      if (i == std::string_view::npos)
+        bad("material", text, std::string("'") + ch + "' is not Q, R, B, N or P (" + name + "'s men)");
+      if (++m.counts[c][i] > (i == 4 ? 8 : 10)) bad("material", text, std::string(name) + " has too many " + ch);
+    }
+  }
+  return m;
+}
+
+std::string Material::text() const {
+  std::string s;
+  for (int c = 0; c < 2; ++c) {
+    if (c == 1) s += 'v';
+    s += 'K';
+    for (int i = 0; i < 5; ++i) s.append(counts[c][i], kLetters[i]);
+  }
+  return s;
+}
+
+int Material::men(int color) const {
+  int n = 0;
+  for (const std::uint8_t k : counts[color]) n += k;
+  return n;
+}
+
+Pattern Pattern::parse(std::string_view text) {
+  Pattern p;
+  int rank = 7, file = 0;
+  for (const char ch : text) {
+    if (ch == '/') {
+      if (file != 8) bad("pattern", text, "rank " + std::to_string(rank + 1) + " has " + std::to_string(file) + " squares, not 8");
+      if (--rank < 0) bad("pattern", text, "more than 8 ranks");
+      file = 0;
+      continue;
+    }
+    const int width = ch >= '1' && ch <= '8' ? ch - '0' : 1;
+    if (file + width > 8) bad("pattern", text, "rank " + std::to_string(rank + 1) + " has more than 8 squares");
+    const chess::Bitboard square = chess::Bitboard{1} << chess::make_square(file, rank);
+    if (ch == '.') {
+      p.empty_ |= square;
+    } else if (ch != '?' && width == 1) {
+      const std::size_t i = std::string_view("PNBRQKpnbrqk").find(ch);
+      if (i == std::string_view::npos)
+        bad("pattern", text, std::string("'") + ch + "' is not a piece letter, '.', '?' or a digit 1-8");
+      p.pieces_[i] |= square;
+    }
+    file += width;
+  }
+  if (rank != 0 || file != 8) bad("pattern", text, "expected 8 ranks of 8 squares, '/' between them");
+  return p;
+}
+
+bool Pattern::matches(const chess::Board& b) const {
+  if (b.occupied() & empty_) return false;
+  for (int i = 0; i < 12; ++i) {
+    const chess::Bitboard want = pieces_[i];
+    if (want && (b.pieces(chess::Color(i / 6), chess::PieceType(i % 6)) & want) != want) return false;
+  }
+  return true;
+}
+
+namespace {
+constexpr int kPromotedBit = 40;
+}  // namespace
+
+std::uint64_t material_signature(const chess::Board& start, std::span<const chess::Move> moves) {
+  chess::Board b = start;
+  bool promoted = false;
+  for (const chess::Move given : moves) {
+    const chess::Move m = chess::resolve_move(b, given);
+    promoted |= m.kind() == chess::kPromotion;
+    chess::play_checked(b, m);
+  }
+  const Material final_material = Material::of(b);
+  std::uint64_t signature = promoted ? std::uint64_t{1} << kPromotedBit : 0;
+  for (int c = 0; c < 2; ++c)
+    for (int i = 0; i < 5; ++i)
+      signature |= std::uint64_t{std::min<std::uint8_t>(final_material.counts[c][i], 15)} << (4 * (5 * c + i));
+  return signature;
+}
+
+bool may_reach(std::uint64_t signature, const Material& material) {
+  const bool promoted = (signature >> kPromotedBit) & 1;
+  for (int c = 0; c < 2; ++c) {
+    int final_men = 0;
+    for (int i = 0; i < 5; ++i) {
+      const int final_count = static_cast<int>((signature >> (4 * (5 * c + i))) & 15);
+      final_men += final_count;
+      // Pawns never come back; other pieces only by promotion.
+      if ((i == 4 || !promoted) && final_count > material.counts[c][i]) return false;
+    }
+    if (final_men > material.men(c)) return false;
+  }
+  return true;
+}
+
+bool reaches_material(const chess::Board& start, std::span<const chess::Move> moves, const Material& material) {
+  const int white = material.men(0), black = material.men(1);
+  // Material changes only with a capture or a promotion: counted again only then.
+  auto check = [&](const chess::Board& b) {
+    const Material here = Material::of(b);
+    if (here == material) return 1;
+    // Fewer men than wanted on a side: no later position has enough again.
+    return here.men(0) < white || here.men(1) < black ? -1 : 0;
+  };
+  int state = check(start);
+  chess::Board b = start;
+  for (std::size_t i = 0; i < moves.size() && state == 0; ++i) {
+    const chess::Move m = chess::resolve_move(b, moves[i]);
+    const bool changes = b.piece_on(m.to()) != chess::kNoPiece || m.kind() == chess::kEnPassant ||
+                         m.kind() == chess::kPromotion;
+    chess::play_checked(b, m);
+    if (changes) state = check(b);
+  }
+  return state == 1;
+}
+
+bool reaches_pattern(const chess::Board& start, std::span<const chess::Move> moves, const Pattern& pattern) {
+  return replay_until(start, moves, [&](const chess::Board& b) { return pattern.matches(b); });
+}
+
+}  // namespace pgmate::gamedb

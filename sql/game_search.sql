@@ -1,0 +1,74 @@
+-- Material and pattern search, and finding copies of a game: each answer checked against
+-- testing every position (game_positions). In a transaction that is rolled back, so the
+-- games of the other suites stay as they were.
+SELECT last_value AS games_seq, is_called AS games_called FROM pgmate.games_id_seq \gset
+BEGIN;
+
+SELECT material('startpos');
+SELECT material('8/8/4k3/8/2r5/8/3RP3/4K3 w - - 0 1');
+SELECT matches_pattern('startpos', 'rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR') AS everything,
+       matches_pattern('startpos', '8/8/8/8/......../8/8/8') AS rank_4_empty,
+       matches_pattern('startpos', '8/8/8/8/3P4/8/8/8') AS pawn_on_d4,
+       matches_pattern(play('startpos', '{d2d4}'::move[]), '8/8/8/8/3P4/8/???.????/8') AS pawn_moved_d2_d4;
+
+-- Games to search: an endgame reached by a rook-and-pawn ending, a queen promotion, a short
+-- opening and a copy of it with other tags.
+INSERT INTO pgmate.games (source, white, start, moves, result) VALUES
+  ('manual', 'rook ending', '8/8/4k3/8/2r5/8/3RPn2/4K3 w - - 0 1', '{e1f2,c4c2,d2c2}', '1/2-1/2'),
+  ('manual', 'promotion', '4k3/P7/8/8/8/8/8/4K3 w - - 0 1', '{a7a8q,e8d7,a8b7}', '1-0'),
+  ('manual', 'opening', 'startpos', '{d2d4,d7d5,c2c4}', '*'),
+  ('manual', 'opening copy', 'startpos', '{d2d4,d7d5,c2c4}', '1-0');
+
+-- Every material and pattern search against testing each position (the probes' material
+-- is written canonically, as material() writes it).
+CREATE TEMP TABLE probes (material text, pattern text);
+INSERT INTO probes VALUES ('KRPvKR', '8/8/8/8/2?5/8/3R4/8'), ('KRPvKRN', '8/8/4k3/8/8/8/8/8'),
+  ('KRvK', '8/8/8/8/3P4/8/8/8'), ('KQvK', 'Q7/8/8/8/8/8/8/8'), ('KPvK', '8/P7/8/8/8/8/8/8'),
+  ('KQRRBBNNPPPPPPPPvKQRRBBNNPPPPPPPP', '8/8/8/3p4/2PP4/8/8/8');
+SELECT p.material, g.white,
+       reaches_material(g.start, g.moves, p.material) AS reaches,
+       pgmate.game_reaches_material(g, p.material) AS by_signature,
+       EXISTS (SELECT 1 FROM game_positions(g.start, g.moves) x WHERE material(x.board) = p.material) AS truth
+FROM probes p, pgmate.games g WHERE g.source = 'manual' AND g.white IN ('rook ending', 'promotion', 'opening')
+ORDER BY p.material, g.white;
+SELECT count(*) AS pattern_mismatches
+FROM probes p, pgmate.games g
+WHERE g.white IN ('rook ending', 'promotion', 'opening')
+  AND reaches_pattern(g.start, g.moves, p.pattern) <>
+      EXISTS (SELECT 1 FROM game_positions(g.start, g.moves) x WHERE matches_pattern(x.board, p.pattern));
+SELECT count(*) AS pattern_hits FROM probes p, pgmate.games g
+WHERE g.white IN ('rook ending', 'promotion', 'opening') AND reaches_pattern(g.start, g.moves, p.pattern);
+
+-- The signature rules games out without a replay, never a game that reached the material.
+SELECT white, may_reach_material(material_signature, 'KRvK') AS may_reach_krvk,
+       may_reach_material(material_signature, 'KQvK') AS may_reach_kqvk
+FROM pgmate.games WHERE white IN ('rook ending', 'promotion', 'opening') ORDER BY white;
+
+-- Copies of a game share game_hash, whatever their tags; another game has another.
+SELECT count(DISTINCT game_hash) AS hashes, bool_and(game_hash = game_hash(start, moves)) AS as_computed
+FROM pgmate.games WHERE white IN ('opening', 'opening copy');
+SELECT (SELECT game_hash FROM pgmate.games WHERE white = 'opening') <>
+       (SELECT game_hash FROM pgmate.games WHERE white = 'rook ending') AS differ;
+
+ROLLBACK;
+SELECT setval('pgmate.games_id_seq', :games_seq, :'games_called'::bool) IS NOT NULL AS sequence_restored;
+
+-- Bad input names itself, as 22P02 (invalid text representation).
+SELECT material_signature('startpos', '{e2e5}') IS NULL AS illegal_game_null;  -- the CHECK reports it
+SELECT reaches_material('startpos', '{}', 'KRPKR');
+SELECT reaches_material('startpos', '{}', 'KRXvK');
+SELECT matches_pattern('startpos', '8/8/8');
+SELECT matches_pattern('startpos', '8/8/8/8/8/8/8/7z');
+DO $$
+DECLARE bad text;
+BEGIN
+  FOREACH bad IN ARRAY ARRAY['SELECT reaches_material(''startpos'', ''{}'', ''KRPKR'')',
+                             'SELECT may_reach_material(0, ''Kv'')',
+                             'SELECT reaches_pattern(''startpos'', ''{}'', ''9/8/8/8/8/8/8/8'')'] LOOP
+    BEGIN
+      EXECUTE bad;
+      RAISE EXCEPTION 'no error from %', bad;
+    EXCEPTION WHEN invalid_text_representation THEN NULL;
+    END;
+  END LOOP;
+END $$;

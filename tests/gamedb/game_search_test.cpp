@@ -1,0 +1,102 @@
+// Material and pattern search against a plain replay that tests every position.
+#include "gamedb/game_search.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+#include <vector>
+
+#include "chess/fen.h"
+#include "chess/movegen.h"
+#include "chess/notation.h"
+
+namespace pgmate::gamedb {
+namespace {
+
+using chess::Board;
+using chess::Move;
+
+TEST(Material, TextAndParse) {
+  EXPECT_EQ(Material::of(chess::parse_fen("startpos")).text(), "KQRRBBNNPPPPPPPPvKQRRBBNNPPPPPPPP");
+  const Material m = Material::of(chess::parse_fen("8/8/4k3/8/2r5/8/3RP3/4K3 w - - 0 1"));
+  EXPECT_EQ(m.text(), "KRPvKR");
+  EXPECT_EQ(Material::parse("KRPvKR"), m);
+  EXPECT_EQ(Material::parse("KPRvKR"), m);  // any order
+  EXPECT_EQ(m.men(0), 2);
+  EXPECT_EQ(m.men(1), 1);
+  EXPECT_EQ(Material::parse("KvK").text(), "KvK");
+  for (const char* bad : {"KRP", "KRPvKRvK", "RKvK", "KXvK", "KvKPPPPPPPPP", "vK", "Kv"})
+    EXPECT_THROW(Material::parse(bad), chess::ParseError) << bad;
+  try {
+    Material::parse("KXvK");
+  } catch (const chess::ParseError& e) {
+    EXPECT_NE(std::string(e.what()).find("\"KXvK\""), std::string::npos) << e.what();
+  }
+}
+
+TEST(Pattern, ParseAndMatch) {
+  const Board start = chess::parse_fen("startpos");
+  EXPECT_TRUE(Pattern::parse("8/8/8/8/8/8/8/8").matches(start));
+  EXPECT_TRUE(Pattern::parse("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR").matches(start));
+  EXPECT_TRUE(Pattern::parse("8/8/8/8/......../8/8/8").matches(start));   // rank 4 empty
+  EXPECT_FALSE(Pattern::parse("8/8/8/8/8/8/.???????/8").matches(start));  // a2 is not empty
+  EXPECT_FALSE(Pattern::parse("8/8/8/8/3P4/8/8/8").matches(start));
+  const Board after = chess::parse_fen("rnbqkbnr/pppppppp/8/8/3P4/8/PPP1PPPP/RNBQKBNR b KQkq - 0 1");
+  EXPECT_TRUE(Pattern::parse("8/8/8/8/3P4/8/8/8").matches(after));
+  EXPECT_FALSE(Pattern::parse("???????k/8/8/8/3P4/8/???.????/8").matches(after));  // h8 holds a rook
+  EXPECT_TRUE(Pattern::parse("???????r/8/8/8/3P4/8/???.????/8").matches(after));
+  for (const char* bad : {"8/8/8/8/8/8/8", "8/8/8/8/8/8/8/8/8", "9/8/8/8/8/8/8/8", "8/8/8/8/8/8/8/7", "8/8/8/8/8/8/8/7x",
+                          "44/8/8/8/8/8/8/8x", "8/8/8/8/........//8/8/8", ""})
+    EXPECT_THROW(Pattern::parse(bad), chess::ParseError) << bad;
+}
+
+// Random games: reaches_material and reaches_pattern agree with testing every position.
+TEST(GameSearch, SameAsTestingEveryPosition) {
+  std::mt19937 rng(3);
+  const Pattern pattern = Pattern::parse("8/8/8/8/8/8/8/5R2");  // a white rook on f1
+  int material_hits = 0, pattern_hits = 0, pruned = 0;
+  for (int game = 0; game < 300; ++game) {
+    Board b = chess::parse_fen("4k3/pp3ppp/8/8/8/8/PPP2PPP/R3K2R w KQ - 0 1");
+    const Board start = b;
+    std::vector<Move> moves;
+    std::vector<Board> positions = {b};
+    for (int ply = 0; ply < 120; ++ply) {
+      chess::MoveList list;
+      chess::legal_moves(b, list);
+      if (list.size == 0) break;
+      const Move m = list.moves[rng() % list.size];
+      moves.push_back(m);
+      b.play(m);
+      positions.push_back(b);
+    }
+    // The material of a position in the middle of the game: found, and a material no
+    // position had: not found.
+    const Material wanted = Material::of(positions[positions.size() / 2]);
+    EXPECT_TRUE(reaches_material(start, moves, wanted));
+    Material never = wanted;
+    never.counts[0][0] = 9;  // nine white queens
+    EXPECT_FALSE(reaches_material(start, moves, never));
+    const Material krvk = Material::parse("KRvK");
+    bool expected = false, expected_pattern = false;
+    for (const Board& p : positions) {
+      expected |= Material::of(p) == krvk;
+      expected_pattern |= pattern.matches(p);
+    }
+    EXPECT_EQ(reaches_material(start, moves, krvk), expected) << game;
+    // The stored signature never rules out a material the game reached.
+    const std::uint64_t signature = material_signature(start, moves);
+    EXPECT_TRUE(may_reach(signature, wanted)) << game;
+    if (expected) EXPECT_TRUE(may_reach(signature, krvk)) << game;
+    pruned += !may_reach(signature, krvk);
+    EXPECT_EQ(reaches_pattern(start, moves, pattern), expected_pattern) << game;
+    material_hits += expected;
+    pattern_hits += expected_pattern;
+  }
+  EXPECT_GT(pruned, 100);  // most games end with more than a rook against a bare king
+  EXPECT_GT(pattern_hits, 10);
+  EXPECT_GT(300 - pattern_hits, 10);
+  (void)material_hits;
+}
+
+}  // namespace
+}  // namespace pgmate::gamedb
