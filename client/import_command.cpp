@@ -341,7 +341,7 @@ class BatchSenders {
       for (const GameRow& row : batch.rows) copy << row;
       copy.complete();
     }
-    tx.exec0("SELECT pg_advisory_xact_lock(" + std::to_string(kDuplicatesLock) + ")");
+    tx.exec("SELECT pg_advisory_xact_lock(" + std::to_string(kDuplicatesLock) + ")");
     const std::string columns = "source, event, site, date, round, white, black, result, termination, start, moves, tags";
     const pqxx::result inserted = tx.exec0(
         "INSERT INTO pgmate.games (" + columns + ") SELECT " + columns + " FROM ("

@@ -30,7 +30,8 @@ $$) AS imported;
 -- held out by game, never by position: every fourth game
 CREATE TABLE train_rows AS
   SELECT t.*, dense_rank() OVER (ORDER BY game_id) % 4 = 0 AS held_out, 1::real AS weight
-  FROM pgmate.game_targets t WHERE game_id > :before;
+  FROM pgmate.game_targets t WHERE game_id > :before
+  ORDER BY game_id, ply;  -- stored in game order: "row 1" in the errors below is the same everywhere
 SELECT held_out, count(*) FROM train_rows GROUP BY held_out ORDER BY held_out;
 SELECT pgmate.init_network('to train', '{"filters": 8, "blocks": 1, "attention_blocks": 0, "policy_head": "conv"}',
                            seed => 11) AS net \gset

@@ -104,6 +104,12 @@ bool is_symbol_char(char c) { return kCharClass[static_cast<unsigned char>(c)] &
 
 std::string quoted(std::string_view s) { return quote_input(s, 60); }
 
+// "?" (or "????.??.??" for Date) in a Seven Tag Roster tag: the standard's "unknown".
+bool is_unknown_roster_value(std::string_view name, std::string_view value) {
+  if (name == "Date") return value == "????.??.??";
+  return value == "?" && (name == "Event" || name == "Site" || name == "Round" || name == "White" || name == "Black");
+}
+
 std::string char_desc(char c) {
   if (c >= 33 && c < 127) return std::string("'") + c + "'";
   char buf[16];
@@ -648,7 +654,10 @@ void PgnParser::in_tags(const Token& t) {
         return fail("tag " + tag_name_, "given twice (" + quoted(*earlier) + ", then " + quoted(tag_value_) + ")",
                     t.line);
       if (tag_name_ == "FEN") fen_line_ = t.line;
-      game_.tags.emplace_back(std::move(tag_name_), std::move(tag_value_));
+      // The roster's "unknown" is what to_pgn writes for a missing tag: read back as missing,
+      // so that a game exported and imported again is the same game.
+      if (!is_unknown_roster_value(tag_name_, tag_value_))
+        game_.tags.emplace_back(std::move(tag_name_), std::move(tag_value_));
       tag_name_.clear();
       tag_value_.clear();
       tag_step_ = TagStep::kOpen;

@@ -45,7 +45,8 @@ namespace pgmate::chess {
 using PgnTags = std::vector<std::pair<std::string, std::string>>;
 
 struct PgnGame {
-  PgnTags tags;             // in file order, unescaped, values in UTF-8; no name twice
+  PgnTags tags;             // in file order, unescaped, values in UTF-8; no name twice; a roster
+                            // tag that says "unknown" ("?", Date "????.??.??") is left out
   Board start;              // the FEN tag's position when there is one, else the standard start
   std::vector<Move> moves;  // the mainline, each move legal in turn
   std::string result;       // "1-0", "0-1", "1/2-1/2" or "*"

@@ -154,7 +154,7 @@ check "duplicates: the first copy kept" "$(q "SELECT string_agg(white, ',') FROM
 out=$("$PGMATE" import --db "dbname=$DB" --duplicates skip --jobs 2 --batch 1 "$TMP/copies.pgn" 2>"$TMP/err")
 check "duplicates: all stored already" "${out% in *}" "imported 0 games (0 skipped, 3 duplicates)"
 check "duplicates: copies share game_hash" \
-  "$(q "SELECT count(DISTINCT game_hash) || ' ' || bool_and(game_hash = game_hash(start, moves)) FROM pgmate.games WHERE white IN ('Eta', 'Iota')")" "2 t"
+  "$(q "SELECT count(DISTINCT game_hash) || ' ' || bool_and(game_hash = game_hash(start, moves)) FROM pgmate.games WHERE white IN ('Eta', 'Iota')")" "2 true"
 "$PGMATE" import --db "dbname=$DB" --duplicates some "$TMP/copies.pgn" >/dev/null 2>"$TMP/err"
 check "bad --duplicates: exit code" "$?" 2
 
