@@ -425,7 +425,16 @@ int import_games(const std::string& conninfo, const std::string& path, bool skip
   progress.update(source.bytes_read(), senders->committed(), true);
   progress.finish();
 
+  // A stopped import still merges the runs of what it committed (best effort: the next
+  // insert, or pgmate.position_index_merge(), merges them otherwise).
+  const auto merge_what_was_kept = [&] {
+    try {
+      if (senders->committed() > 0) senders->merge_position_index();
+    } catch (const std::exception&) {
+    }
+  };
   if (const std::string sent = senders->failure(); !sent.empty()) {
+    merge_what_was_kept();
     std::cerr << "pgmate import: " << sent << '\n';
     if (senders->rejected_game() > 0)
       std::cerr << "pgmate import: the rejected row is PGN game " << senders->rejected_game() << '\n';
@@ -433,14 +442,18 @@ int import_games(const std::string& conninfo, const std::string& path, bool skip
     return 1;
   }
   if (!failure.empty()) {
+    merge_what_was_kept();
     std::cerr << "pgmate import: " << failure << '\n'
               << "pgmate import: stopped at game " << failed_game << ": " << stopped_note()
               << "; --on-error skip would import the good games\n";
     return 2;
   }
+  double merge_seconds = 0;
   if (senders->committed() > 0) {
     try {
+      const auto merge_start = Clock::now();
       senders->merge_position_index();
+      merge_seconds = seconds_since(merge_start);
     } catch (const std::exception& e) {
       std::cerr << "pgmate import: " << db_message(e) << "\npgmate import: " << games_word(senders->committed())
                 << " committed, their position index runs not merged: SELECT pgmate.position_index_merge(false) merges them\n";
@@ -450,6 +463,7 @@ int import_games(const std::string& conninfo, const std::string& path, bool skip
   std::cout << "imported " << senders->committed() << " games (" << skipped << " skipped"
             << (skip_duplicates ? ", " + std::to_string(senders->duplicates()) + " duplicates" : std::string()) << ") in "
             << format_seconds(seconds_since(t0)) << " s\n";
+  if (merge_seconds >= 1) std::cout << "the position index was merged in " << format_seconds(merge_seconds) << " s of it\n";
   return 0;
 }
 

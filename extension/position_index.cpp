@@ -119,6 +119,7 @@ class RunWriter {
   // Stores the run's totals; a run left empty is removed. Returns the entries written.
   std::uint64_t finish() {
     flush();
+    store();
     Oid types[3] = {INT8OID, INT8OID, INT4OID};
     Datum values[3] = {Int64GetDatum(run_), Int64GetDatum(static_cast<std::int64_t>(entries_)), Int32GetDatum(blocks_)};
     spi_exec(entries_ == 0 ? "DELETE FROM pgmate.position_runs WHERE id = $1 AND $2 = 0 AND $3 = 0"
@@ -128,39 +129,67 @@ class RunWriter {
   }
 
  private:
+  // Blocks go to the table kStoreBlocks at a time, in one statement: a million games make
+  // hundreds of thousands of blocks, and a statement each costs more than the row.
+  static constexpr std::size_t kStoreBlocks = 256;
+
   void flush() {
     if (pending_.empty()) return;
     pg::check_for_interrupts();
-    const std::string data = gamedb::encode_block(pending_);
-    static SPIPlanPtr insert = nullptr;  // prepared once per backend: a run may have thousands of blocks
+    first_keys_.push_back(sql_key(pending_.front().key));
+    last_keys_.push_back(sql_key(pending_.back().key));
+    data_.push_back(gamedb::encode_block(pending_));
+    entries_ += pending_.size();
+    pending_.clear();
+    if (data_.size() == kStoreBlocks) store();
+  }
+
+  void store() {
+    if (data_.empty()) return;
+    static SPIPlanPtr insert = nullptr;  // prepared once per backend
     pg_call([&] {
       if (!insert) {
-        Oid types[5] = {INT8OID, INT8OID, INT4OID, INT8OID, BYTEAOID};
+        Oid types[5] = {INT8OID, INT4OID, INT8ARRAYOID, INT8ARRAYOID, BYTEAARRAYOID};
         SPIPlanPtr p = SPI_prepare(
-            "INSERT INTO pgmate.position_blocks (run_id, first_key, seq, last_key, data) VALUES ($1, $2, $3, $4, $5)", 5,
-            types);
+            "INSERT INTO pgmate.position_blocks (run_id, first_key, seq, last_key, data) "
+            "SELECT $1, b.first_key, $2 + b.n::int - 1, b.last_key, b.data "
+            "FROM unnest($3, $4, $5) WITH ORDINALITY AS b(first_key, last_key, data, n)",
+            5, types);
         if (!p) elog(ERROR, "position index: cannot prepare the block insert");
         SPI_keepplan(p);
         insert = p;
       }
-      bytea* b = static_cast<bytea*>(palloc(VARHDRSZ + data.size()));
-      SET_VARSIZE(b, VARHDRSZ + data.size());
-      std::memcpy(VARDATA(b), data.data(), data.size());
-      Datum values[5] = {Int64GetDatum(run_), Int64GetDatum(sql_key(pending_.front().key)), Int32GetDatum(blocks_),
-                         Int64GetDatum(sql_key(pending_.back().key)), PointerGetDatum(b)};
+      const int n = static_cast<int>(data_.size());
+      std::vector<Datum> firsts(n), lasts(n), blocks(n);
+      for (int i = 0; i < n; ++i) {
+        firsts[i] = Int64GetDatum(first_keys_[i]);
+        lasts[i] = Int64GetDatum(last_keys_[i]);
+        bytea* b = static_cast<bytea*>(palloc(VARHDRSZ + data_[i].size()));
+        SET_VARSIZE(b, VARHDRSZ + data_[i].size());
+        std::memcpy(VARDATA(b), data_[i].data(), data_[i].size());
+        blocks[i] = PointerGetDatum(b);
+      }
+      Datum values[5] = {Int64GetDatum(run_), Int32GetDatum(blocks_),
+                         PointerGetDatum(construct_array(firsts.data(), n, INT8OID, 8, true, TYPALIGN_DOUBLE)),
+                         PointerGetDatum(construct_array(lasts.data(), n, INT8OID, 8, true, TYPALIGN_DOUBLE)),
+                         PointerGetDatum(construct_array(blocks.data(), n, BYTEAOID, -1, false, TYPALIGN_INT))};
       const int rc = SPI_execute_plan(insert, values, nullptr, false, 0);
-      if (rc < 0) elog(ERROR, "position index: SPI error %s storing a block", SPI_result_code_string(rc));
-      pfree(b);
+      if (rc < 0) elog(ERROR, "position index: SPI error %s storing blocks", SPI_result_code_string(rc));
+      for (int i = 0; i < n; ++i) pfree(DatumGetPointer(blocks[i]));
+      for (int i = 2; i < 5; ++i) pfree(DatumGetPointer(values[i]));
     });
-    entries_ += pending_.size();
-    ++blocks_;
-    pending_.clear();
+    blocks_ += static_cast<int>(data_.size());
+    first_keys_.clear();
+    last_keys_.clear();
+    data_.clear();
   }
 
   std::int64_t run_ = 0;
   std::vector<PositionEntry> pending_;
+  std::vector<std::int64_t> first_keys_, last_keys_;  // of the blocks not yet stored
+  std::vector<std::string> data_;
   std::uint64_t entries_ = 0;
-  int blocks_ = 0;
+  int blocks_ = 0;  // stored so far
 };
 
 std::uint64_t write_run(int level, const std::vector<PositionEntry>& sorted) {
@@ -638,6 +667,51 @@ PGMATE_FUNCTION(position_count) {
   });
   pg_call([] { SPI_finish(); });
   return Int64GetDatum(count);
+}
+
+// position_moves(position) -> (game, move, result): every game that reached the position,
+// the move played from it there (NULL where the game ended) and the game's result; what
+// the explorer with filters joins to pgmate.games.
+PGMATE_FUNCTION(position_moves) {
+  const chess::Board b = pg::board_arg(fcinfo, 0);
+  std::vector<std::pair<std::uint32_t, std::uint16_t>> entries;
+  pg_call([] { SPI_connect(); });
+  for_each_entry_range(b.key, false, [&](const BlockView& v, std::size_t first, std::size_t last, HeapTuple, TupleDesc) {
+    for (std::size_t i = first; i < last; ++i) entries.emplace_back(v.game(i), v.code(i));
+  });
+  pg_call([] { SPI_finish(); });
+  std::sort(entries.begin(), entries.end());
+  // A few distinct moves among many games: each resolved once.
+  std::vector<std::pair<std::uint16_t, chess::Move>> resolved;
+  auto move_of = [&](std::uint16_t bits) {
+    for (const auto& [k, m] : resolved)
+      if (k == bits) return m;
+    resolved.emplace_back(bits, gamedb::EntryCode::move(b, bits));
+    return resolved.back().second;
+  };
+  struct Row {
+    std::int64_t game;
+    chess::Move move;  // null where the game ended
+    std::string_view result;
+  };
+  std::vector<Row> rows;
+  rows.reserve(entries.size());
+  for (const auto& [game, code] : entries) {
+    const bool ended = gamedb::EntryCode::ends_here(code);
+    rows.push_back({game, ended ? chess::Move() : move_of(gamedb::EntryCode::move_bits(code)),
+                    gamedb::result_text(gamedb::EntryCode::result(code))});
+  }
+  pg_call([&] {
+    InitMaterializedSRF(fcinfo, 0);
+    ReturnSetInfo* rsinfo = reinterpret_cast<ReturnSetInfo*>(fcinfo->resultinfo);
+    for (const Row& r : rows) {
+      Datum values[3] = {Int64GetDatum(r.game), r.move.is_null() ? Datum(0) : pg::move_to_datum(r.move),
+                         PointerGetDatum(cstring_to_text_with_len(r.result.data(), static_cast<int>(r.result.size())))};
+      bool nulls[3] = {false, r.move.is_null(), false};
+      tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+    }
+  });
+  return Datum(0);
 }
 
 // explorer(position) -> (move, san, games, white_wins, draws, black_wins, score)

@@ -6,6 +6,8 @@
 #   scripts/pg-server.sh start | stop | restart | status | env
 #
 # `env` prints the PGHOST/PGPORT/PGUSER settings for clients (eval "$(scripts/pg-server.sh env)").
+# PGMATE_SERVER_OPTIONS adds server settings at start, e.g. "-c shared_buffers=2GB" for a
+# benchmark of a large database (the defaults suit the tests).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 bin=$(pg_config --bindir 2>/dev/null || echo /usr/lib/postgresql/15/bin)
@@ -48,7 +50,7 @@ start() {
   local preload=""
   [ -f "$(pg_config --pkglibdir)/pgmate.so" ] && preload="-c shared_preload_libraries=pgmate"
   as_owner "$bin/pg_ctl" -D "$data/cluster" -l "$data/server.log" -w -t 60 start \
-    -o "-c listen_addresses='' -c unix_socket_directories='$socket' -p $port $preload" >/dev/null
+    -o "-c listen_addresses='' -c unix_socket_directories='$socket' -p $port $preload ${PGMATE_SERVER_OPTIONS:-}" >/dev/null
   echo "pg-server: running (socket $socket, port $port, log $data/server.log${preload:+, pgmate preloaded})"
 }
 

@@ -1,5 +1,5 @@
--- games as rows: PGN import (well-formed, malformed, skip mode), export, positions,
--- position search through the GIN index, openings
+-- games as rows: PGN import (well-formed, malformed, lenient, skip mode), export,
+-- positions, game_keys, openings
 SELECT count(*) FROM pgmate.games;
 
 SELECT pgmate.import_pgn($pgn$
@@ -78,6 +78,17 @@ $pgn$, on_error => 'skip');
 SELECT event, result, moves FROM pgmate.games WHERE id > 2 ORDER BY id;
 -- games without tags, a missing result
 SELECT tags, moves, result FROM pgn_games('1. e4 e5 2. Nf3');
+-- PGN as found in the wild: a null move in a variation, long algebraic, "1/2" as the
+-- result, a space before '+', a stray comma; the roster's "unknown" values are read as
+-- missing tags
+SELECT tags, moves, result FROM pgn_games($pgn$
+[Event "?"]
+[Site "Wijk aan Zee"]
+[Date "????.??.??"]
+[Result "1/2-1/2"]
+
+1. e4 (1. -- d5) e5 2. g1-f3 Nc6, 3. Bb5 a6 4. Bxc6 dxc6 5. Nxe5 Qd4 6. Nf3 Qxe4 + 1/2
+$pgn$);
 
 -- moves are checked when stored, whatever the route
 \set VERBOSITY terse

@@ -36,10 +36,10 @@ CREATE TEMP VIEW explorer_mismatches AS
   (SELECT 'extra', * FROM indexed EXCEPT SELECT 'extra', * FROM truth);
 
 SELECT pgmate.import_pgn($pgn$
-[White "ix A"] [Black "ix B"] [Result "1-0"]
+[White "ix A"] [Black "ix B"] [Result "1-0"] [WhiteElo "2400"] [BlackElo "2200"] [Date "2019.05.01"]
 1. e4 e5 2. Nf3 Nc6 3. Bb5 a6 4. Ba4 Nf6 5. O-O Be7 1-0
 
-[White "ix C"] [Black "ix D"] [Result "0-1"]
+[White "ix C"] [Black "ix D"] [Result "0-1"] [WhiteElo "1800"] [Date "2021.??.??"]
 1. Nf3 Nc6 2. e4 e5 3. Bc4 Bc5 0-1
 
 [White "ix E"] [Black "ix F"] [Result "1/2-1/2"]
@@ -70,6 +70,32 @@ SELECT count(*) AS explorer_mismatches FROM explorer_mismatches;
 TRUNCATE probe;
 INSERT INTO probe VALUES ('startpos');
 SELECT count(*) AS explorer_mismatches_at_start FROM explorer_mismatches;
+
+-- The explorer with filters, after 1.e4 e5 2.Nf3 Nc6 (reached by ix A and, by transposition,
+-- ix C): the average rating of the players whose rating is known, the last date played;
+-- unfiltered it counts what the plain explorer counts.
+TRUNCATE probe;
+INSERT INTO probe VALUES (play('startpos', '{e2e4,e7e5,g1f3,b8c6}'::move[]));
+SELECT san, games, white_wins, draws, black_wins, average_rating, last_played
+FROM probe, pgmate.explorer(probe.board, '{}') ORDER BY games DESC, san;
+SELECT count(*) AS unfiltered_mismatches FROM (
+  (SELECT e.move, e.games, e.white_wins, e.draws, e.black_wins FROM probe, pgmate.explorer(probe.board) e
+   EXCEPT SELECT e.move, e.games, e.white_wins, e.draws, e.black_wins FROM probe, pgmate.explorer(probe.board, '{}') e)
+  UNION ALL
+  (SELECT e.move, e.games, e.white_wins, e.draws, e.black_wins FROM probe, pgmate.explorer(probe.board, '{}') e
+   EXCEPT SELECT e.move, e.games, e.white_wins, e.draws, e.black_wins FROM probe, pgmate.explorer(probe.board) e)) d;
+SELECT f.filters, string_agg(e.san || ' ' || e.games, ', ' ORDER BY e.san) AS moves
+FROM probe, (VALUES ('{"min_rating": 2000}'::jsonb), ('{"max_rating": 2000}'), ('{"since": "2020"}'),
+                    ('{"until": "2019"}'), ('{"until": "2019.04"}'), ('{"player": "ix D"}'), ('{"white": "ix A", "black": "ix B"}'),
+                    ('{"source": "selfplay"}')) f(filters)
+LEFT JOIN LATERAL pgmate.explorer(probe.board, f.filters) e ON true
+GROUP BY f.filters ORDER BY f.filters::text;
+SAVEPOINT bad_filter;
+SELECT * FROM pgmate.explorer('startpos', '{"rating": 2000}');
+ROLLBACK TO bad_filter;
+SELECT * FROM pgmate.explorer('startpos', '[]');
+ROLLBACK TO bad_filter;
+SELECT count(*) AS position_moves, count(move) AS with_a_move FROM probe, pgmate.position_moves(probe.board);
 
 -- Single-game statements make level-0 runs; every fourth of a level is merged.
 DO $$
