@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The SQL suites: pg_regress (make installcheck), then the import, self-play, arena and train clients,
-# against the project's own server. A server this script starts is stopped again when it ends;
+# The SQL suites: pg_regress (make installcheck), then the import, self-play, arena, train and learn
+# clients against the project's own server, and the learning loop as a pg_cron job on a server of
+# its own. A server this script starts is stopped again when it ends;
 # one that was already running (make demo) is restarted and left running.
 # Usage: scripts/run-sql-tests.sh PGMATE_BINARY
 set -euo pipefail
@@ -41,3 +42,4 @@ dropdb --if-exists pgmate_learn_test
 createdb pgmate_learn_test
 tests/cli/learn.sh "$pgmate" pgmate_learn_test
 dropdb pgmate_learn_test
+tests/cli/cron.sh "$pgmate"  # a server of its own, with pg_cron preloaded

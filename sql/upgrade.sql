@@ -26,6 +26,17 @@ CREATE TEMP TABLE fresh_checks AS
                     'pgmate.learning_exclusions'::regclass, 'pgmate.position_runs'::regclass,
                     'pgmate.position_blocks'::regclass)
     AND contype IN ('c', 'f', 'u');
+-- and what an upgrade script could forget to replace: the body of every routine and the
+-- query of every view
+CREATE TEMP TABLE fresh_sources AS
+  SELECT pg_describe_object(d.classid, d.objid, 0) AS object,
+         md5(CASE WHEN d.classid = 'pg_proc'::regclass THEN (SELECT p.prosrc FROM pg_proc p WHERE p.oid = d.objid)
+                  ELSE pg_get_viewdef(d.objid) END) AS source
+  FROM pg_depend d
+  WHERE d.refclassid = 'pg_extension'::regclass AND d.deptype = 'e'
+    AND d.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'pgmate')
+    AND (d.classid = 'pg_proc'::regclass
+         OR d.classid = 'pg_class'::regclass AND (SELECT c.relkind FROM pg_class c WHERE c.oid = d.objid) = 'v');
 CREATE TEMP TABLE fresh_triggers AS
   SELECT tgname, pg_get_triggerdef(oid) AS definition FROM pg_trigger
   WHERE tgrelid = 'pgmate.games'::regclass AND NOT tgisinternal;
@@ -112,6 +123,16 @@ SELECT tgname, pg_get_triggerdef(t.oid) = f.definition AS as_fresh
   FROM pg_trigger t FULL JOIN fresh_triggers f USING (tgname)
   WHERE t.tgrelid = 'pgmate.games'::regclass AND NOT t.tgisinternal OR t.oid IS NULL
   ORDER BY tgname;
+SELECT 'fresh' AS install, * FROM (TABLE fresh_sources EXCEPT
+  SELECT pg_describe_object(d.classid, d.objid, 0),
+         md5(CASE WHEN d.classid = 'pg_proc'::regclass THEN (SELECT p.prosrc FROM pg_proc p WHERE p.oid = d.objid)
+                  ELSE pg_get_viewdef(d.objid) END)
+  FROM pg_depend d
+  WHERE d.refclassid = 'pg_extension'::regclass AND d.deptype = 'e'
+    AND d.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'pgmate')
+    AND (d.classid = 'pg_proc'::regclass
+         OR d.classid = 'pg_class'::regclass AND (SELECT c.relkind FROM pg_class c WHERE c.oid = d.objid) = 'v')) f
+ORDER BY object;
 -- the games stored before are in the position index the upgrade built
 SELECT pgmate.position_count(play('startpos', '{f2f3,e7e5}'::move[])) AS indexed_by_the_upgrade;
 -- the old network is marked, hashed, and refused without being opened

@@ -15,7 +15,8 @@ namespace {
 
 constexpr const char* kSearchKeys[] = {"simulations",     "c_puct",           "fpu_reduction", "fpu_reduction_root",
                                        "noise",           "dirichlet_alpha",  "dirichlet_weight", "temperature",
-                                       "temperature_plies"};
+                                       "temperature_plies", "search",         "gumbel_considered", "c_visit",
+                                       "c_scale"};
 
 [[noreturn]] void fail(const std::string& problem) { throw std::invalid_argument("player spec: " + problem); }
 
@@ -122,7 +123,8 @@ PlayerSpec player_spec_from_fields(const std::vector<std::pair<std::string, std:
       fail("unknown key " + quote_input(key, 40) + " for a " + type + " player" +
            (spec.type == PlayerType::kRandom ? "" : " (known: network, simulations, c_puct, fpu_reduction, "
                                                     "fpu_reduction_root, noise, dirichlet_alpha, dirichlet_weight, "
-                                                    "temperature, temperature_plies)"));
+                                                    "temperature, temperature_plies, search, gumbel_considered, "
+                                                    "c_visit, c_scale)"));
     try {
       mcts::set_option(search, key, value);
     } catch (const std::invalid_argument& e) {
@@ -210,6 +212,13 @@ std::string to_json(const PlayerSpec& s) {
     }
     field("temperature", number_text(s.temperature));
     field("temperature_plies", std::to_string(s.temperature_plies));
+    // Only for Gumbel players: the specs of PUCT players stored before it read the same.
+    if (s.search.root_search == mcts::RootSearch::kGumbel) {
+      field("search", "\"gumbel\"");
+      field("gumbel_considered", std::to_string(s.search.gumbel_considered));
+      field("c_visit", number_text(s.search.gumbel_c_visit));
+      field("c_scale", number_text(s.search.gumbel_c_scale));
+    }
   }
   if (s.type == PlayerType::kUci) {
     field("command", json_string(s.command));
@@ -253,6 +262,13 @@ std::string display_name(const PlayerSpec& s) {
     if (s.search.root_noise) extras.push_back("noise=true");
     differs("temperature", s.temperature, 0);
     if (s.temperature_plies) extras.push_back("temperature_plies=" + std::to_string(s.temperature_plies));
+    if (s.search.root_search == mcts::RootSearch::kGumbel) {
+      extras.push_back("search=gumbel");
+      if (s.search.gumbel_considered != defaults.search.gumbel_considered)
+        extras.push_back("gumbel_considered=" + std::to_string(s.search.gumbel_considered));
+      differs("c_visit", s.search.gumbel_c_visit, defaults.search.gumbel_c_visit);
+      differs("c_scale", s.search.gumbel_c_scale, defaults.search.gumbel_c_scale);
+    }
   }
   for (std::size_t i = 0; i < extras.size(); ++i) name += (i ? "," : ":") + extras[i];
   return name;

@@ -13,7 +13,9 @@
 //   {"type": "uci", "command": "/usr/games/stockfish", "nodes": 1000, "Skill Level": 0}
 //
 // Search options of mcts and net players: c_puct, fpu_reduction, fpu_reduction_root, noise,
-// dirichlet_alpha, dirichlet_weight (mcts::set_option's meanings), and the move choice:
+// dirichlet_alpha, dirichlet_weight, search (puct or gumbel: the Gumbel root of
+// Danihelka et al., which plays the candidate sequential halving leaves), gumbel_considered,
+// c_visit, c_scale (mcts::set_option's meanings), and the move choice:
 // temperature for the first temperature_plies plies after the opening, then the most
 // visited move. Defaults for matches: no noise, temperature 0. A spec is stored as
 // to_json() gives it: every setting resolved, so two equal players have equal specs.

@@ -213,15 +213,16 @@ CREATE VIEW pgmate.learning_options AS
     (21, 'arena_interval', 'int', 1, 1000, NULL, '1', false, 'iterations between arena rounds'),
     (22, 'arena_games', 'int', 2, 100000, NULL, '20', false, 'games of the candidate against the best network'),
     (23, 'arena_simulations', 'int', 1, 100000, NULL, NULL, false, 'simulations per move in arena games (default: simulations)'),
-    (24, 'promotion_threshold', 'number', 0, 1, NULL, '0.55', false, 'score against the best network that promotes the candidate'),
-    (25, 'veto_threshold', 'number', 0, 1, NULL, '0.35', false, 'a score below this against the best, an older or the start network vetoes'),
-    (26, 'veto_games', 'int', 0, 100000, NULL, NULL, false, 'games against an older best and the start network (default: half of arena_games; 0: none)'),
-    (27, 'sanity_games', 'int', 0, 100000, NULL, '10', false, 'games against random and mcts:arena_simulations, recorded with every arena round'),
-    (28, 'kl_warning', 'number', 0, 100, NULL, '0.15', false, 'a KL above this is warned about'),
-    (29, 'kl_arena', 'number', 0, 100, NULL, '0.3', false, 'a KL above this calls an arena round at once'),
-    (30, 'seed', 'int', 0, 9.2e18, NULL, NULL, false, 'seeds self-play, sampling and arena openings (default: random)'),
-    (31, 'openings', 'text', NULL, NULL, '{eco,startpos}', '"eco"', false, 'arena openings: pgmate.openings drawn by the seed (pgmate import --openings loads them), or the start position'),
-    (32, 'stop_after', 'text', NULL, NULL, '{selfplay,training}', NULL, true, 'this call stops after that step of its first iteration (the iteration stays in progress)')
+    (24, 'arena_search', 'text', NULL, NULL, '{puct,gumbel}', '"puct"', false, 'root search of the networks in arena games'),
+    (25, 'promotion_threshold', 'number', 0, 1, NULL, '0.55', false, 'score against the best network that promotes the candidate'),
+    (26, 'veto_threshold', 'number', 0, 1, NULL, '0.35', false, 'a score below this against the best, an older or the start network vetoes'),
+    (27, 'veto_games', 'int', 0, 100000, NULL, NULL, false, 'games against an older best and the start network (default: half of arena_games; 0: none)'),
+    (28, 'sanity_games', 'int', 0, 100000, NULL, '10', false, 'games against random and mcts:arena_simulations, recorded with every arena round'),
+    (29, 'kl_warning', 'number', 0, 100, NULL, '0.15', false, 'a KL above this is warned about'),
+    (30, 'kl_arena', 'number', 0, 100, NULL, '0.3', false, 'a KL above this calls an arena round at once'),
+    (31, 'seed', 'int', 0, 9.2e18, NULL, NULL, false, 'seeds self-play, sampling and arena openings (default: random)'),
+    (32, 'openings', 'text', NULL, NULL, '{eco,startpos}', '"eco"', false, 'arena openings: pgmate.openings drawn by the seed (pgmate import --openings loads them), or the start position'),
+    (33, 'stop_after', 'text', NULL, NULL, '{selfplay,training}', NULL, true, 'this call stops after that step of its first iteration (the iteration stays in progress)')
   ) AS o (position, name, kind, low, high, choices, default_value, per_call, description);
 COMMENT ON VIEW pgmate.learning_options IS 'the options of CALL pgmate.learn and pgmate learn: kind, bounds, default, meaning';
 
@@ -373,6 +374,7 @@ CREATE PROCEDURE pgmate.learn(run text, iterations int, options jsonb DEFAULT '{
     m jsonb;
     veto_scores float8[];
     older bigint;
+    net_player text;  -- format of a network in arena games: net:%s:SIMULATIONS[:search=gumbel]
     decision text;
     reason text;
     esc record;
@@ -502,10 +504,12 @@ CREATE PROCEDURE pgmate.learn(run text, iterations int, options jsonb DEFAULT '{
       arena_round := k % (s->>'arena_interval')::int = 0 OR coalesce(last_log.kl > (s->>'kl_arena')::float8, false);
       arena := NULL;
       veto_scores := '{}';
+      net_player := 'net:%s:' || (s->>'arena_simulations') ||
+                    CASE WHEN s->>'arena_search' = 'gumbel' THEN ':search=gumbel' ELSE '' END;
       IF arena_round THEN
         RAISE NOTICE 'learn: run "%" iteration %: arena, network % against %', run, k, candidate, r.best_network;
-        CALL pgmate.learning_match(label || ':best', to_jsonb(format('net:%s:%s', candidate, s->>'arena_simulations')),
-                                   to_jsonb(format('net:%s:%s', r.best_network, s->>'arena_simulations')),
+        CALL pgmate.learning_match(label || ':best', to_jsonb(format(net_player, candidate)),
+                                   to_jsonb(format(net_player, r.best_network)),
                                    (s->>'arena_games')::int, (s->>'seed')::bigint + k, (s->>'max_plies')::int,
                                    (s->>'parallel')::int, s->>'openings', m);
         arena := jsonb_build_object('best', m);
@@ -516,16 +520,16 @@ CREATE PROCEDURE pgmate.learn(run text, iterations int, options jsonb DEFAULT '{
           WHERE x NOT IN (r.best_network, r.start_network)
           ORDER BY hashint8(x + (s->>'seed')::bigint + k) LIMIT 1;
           IF older IS NOT NULL THEN
-            CALL pgmate.learning_match(label || ':older', to_jsonb(format('net:%s:%s', candidate, s->>'arena_simulations')),
-                                       to_jsonb(format('net:%s:%s', older, s->>'arena_simulations')),
+            CALL pgmate.learning_match(label || ':older', to_jsonb(format(net_player, candidate)),
+                                       to_jsonb(format(net_player, older)),
                                        (s->>'veto_games')::int, (s->>'seed')::bigint + k, (s->>'max_plies')::int,
                                        (s->>'parallel')::int, s->>'openings', m);
             arena := arena || jsonb_build_object('older', m);
             veto_scores := veto_scores || (m->>'score')::float8;
           END IF;
           IF r.start_network <> r.best_network THEN
-            CALL pgmate.learning_match(label || ':start', to_jsonb(format('net:%s:%s', candidate, s->>'arena_simulations')),
-                                       to_jsonb(format('net:%s:%s', r.start_network, s->>'arena_simulations')),
+            CALL pgmate.learning_match(label || ':start', to_jsonb(format(net_player, candidate)),
+                                       to_jsonb(format(net_player, r.start_network)),
                                        (s->>'veto_games')::int, (s->>'seed')::bigint + k, (s->>'max_plies')::int,
                                        (s->>'parallel')::int, s->>'openings', m);
             arena := arena || jsonb_build_object('start', m);
@@ -533,11 +537,11 @@ CREATE PROCEDURE pgmate.learn(run text, iterations int, options jsonb DEFAULT '{
           END IF;
         END IF;
         IF (s->>'sanity_games')::int > 0 THEN
-          CALL pgmate.learning_match(label || ':random', to_jsonb(format('net:%s:%s', candidate, s->>'arena_simulations')),
+          CALL pgmate.learning_match(label || ':random', to_jsonb(format(net_player, candidate)),
                                      '"random"', (s->>'sanity_games')::int, (s->>'seed')::bigint + k,
                                      (s->>'max_plies')::int, (s->>'parallel')::int, s->>'openings', m);
           arena := arena || jsonb_build_object('random', m);
-          CALL pgmate.learning_match(label || ':mcts', to_jsonb(format('net:%s:%s', candidate, s->>'arena_simulations')),
+          CALL pgmate.learning_match(label || ':mcts', to_jsonb(format(net_player, candidate)),
                                      to_jsonb(format('mcts:%s', s->>'arena_simulations')), (s->>'sanity_games')::int,
                                      (s->>'seed')::bigint + k, (s->>'max_plies')::int, (s->>'parallel')::int, s->>'openings', m);
           arena := arena || jsonb_build_object('mcts', m);

@@ -1,7 +1,7 @@
 -- pgmate 0.7.0 -> 0.8.0: the position index (pgmate.position_games, position_count, explorer),
 -- kept by triggers on pgmate.games and built here for the games already stored. It
 -- replaces the GIN index over game_keys(start, moves). And game_hash, to find copies of
--- a game; material and pattern search.
+-- a game; material and pattern search; the learning loop's arena_search option.
 \echo Use "ALTER EXTENSION pgmate UPDATE TO '0.8.0'" to load this file. \quit
 
 -- ============================================================ game_hash, material_signature
@@ -188,3 +188,317 @@ COMMENT ON VIEW pgmate.position_index_size IS 'the position index: runs, entries
 
 DROP INDEX IF EXISTS pgmate.games_position_keys_idx;
 SELECT pgmate.position_index_rebuild();
+
+-- ============================================================ the learning loop
+-- arena_search: the root search of the networks in arena games (puct by default, as before)
+CREATE OR REPLACE VIEW pgmate.learning_options AS
+  SELECT * FROM (VALUES
+    (1, 'network', 'int', 1, 9.2e18, NULL::text[], NULL::jsonb, true,
+        'a new run starts from this network (default: a new network of the preset)'),
+    (2, 'preset', 'text', NULL, NULL, '{tiny,small,seed}', '"small"', false, 'network preset of a new run without network'),
+    (3, 'games', 'int', 1, 100000, NULL, '32', false, 'self-play games per iteration'),
+    (4, 'simulations', 'int', 1, 100000, NULL, '32', false, 'search simulations per move in self-play'),
+    (5, 'search', 'text', NULL, NULL, '{puct,gumbel}', '"gumbel"', false, 'self-play root search'),
+    (6, 'parallel', 'int', 1, 4096, NULL, '16', false, 'self-play games in progress at once'),
+    (7, 'max_plies', 'int', 10, 100000, NULL, '300', false, 'self-play and arena games end as draws after this many plies'),
+    (8, 'full_search_fraction', 'number', 0, 1, NULL, '1', false, 'share of moves searched in full (playout cap randomization); the rest get cheap_simulations and are no policy target'),
+    (9, 'cheap_simulations', 'int', 1, 100000, NULL, NULL, false, 'simulations of a cheap search (default: simulations / 4)'),
+    (10, 'steps', 'int', 1, 10000000, NULL, '100', false, 'training steps per iteration'),
+    (11, 'batch', 'int', 1, 8192, NULL, '128', false, 'positions per training step'),
+    (12, 'lr', 'number', 1e-7, 10, NULL, '0.001', false, 'AdamW learning rate (escalation level 2 halves it)'),
+    (13, 'window', 'int', 1, 100000000, NULL, '20000', false, 'newest self-play positions trained on'),
+    (14, 'pretrain_mix', 'number', 0, 0.95, NULL, NULL, false, 'share of pretraining rows in the training data (default 0.5 with pretrain_data, else 0)'),
+    (15, 'pretrain_data', 'text', NULL, NULL, NULL, NULL, false, 'a query of pretraining rows: board, history, repetitions, played, wdl (as pgmate.game_targets)'),
+    (16, 'kl_weight', 'number', 0, 100, NULL, NULL, false, 'weight of KL to the start network (default 0.1 when the run starts from a network, else 0)'),
+    (17, 'value_target', 'text', NULL, NULL, '{z,q,mix}', '"z"', false, 'value target: game result z, search value q, or a mix'),
+    (18, 'q_ratio', 'number', 0, 1, NULL, '0.5', false, 'share of q in the value target with value_target mix'),
+    (19, 'sample_one_in', 'int', 1, 1000, NULL, '1', false, 'train on 1 of every k positions of a game'),
+    (20, 'holdout', 'text', NULL, NULL, NULL, NULL, false, 'a query of held-out rows, measured after every training'),
+    (21, 'arena_interval', 'int', 1, 1000, NULL, '1', false, 'iterations between arena rounds'),
+    (22, 'arena_games', 'int', 2, 100000, NULL, '20', false, 'games of the candidate against the best network'),
+    (23, 'arena_simulations', 'int', 1, 100000, NULL, NULL, false, 'simulations per move in arena games (default: simulations)'),
+    (24, 'arena_search', 'text', NULL, NULL, '{puct,gumbel}', '"puct"', false, 'root search of the networks in arena games'),
+    (25, 'promotion_threshold', 'number', 0, 1, NULL, '0.55', false, 'score against the best network that promotes the candidate'),
+    (26, 'veto_threshold', 'number', 0, 1, NULL, '0.35', false, 'a score below this against the best, an older or the start network vetoes'),
+    (27, 'veto_games', 'int', 0, 100000, NULL, NULL, false, 'games against an older best and the start network (default: half of arena_games; 0: none)'),
+    (28, 'sanity_games', 'int', 0, 100000, NULL, '10', false, 'games against random and mcts:arena_simulations, recorded with every arena round'),
+    (29, 'kl_warning', 'number', 0, 100, NULL, '0.15', false, 'a KL above this is warned about'),
+    (30, 'kl_arena', 'number', 0, 100, NULL, '0.3', false, 'a KL above this calls an arena round at once'),
+    (31, 'seed', 'int', 0, 9.2e18, NULL, NULL, false, 'seeds self-play, sampling and arena openings (default: random)'),
+    (32, 'openings', 'text', NULL, NULL, '{eco,startpos}', '"eco"', false, 'arena openings: pgmate.openings drawn by the seed (pgmate import --openings loads them), or the start position'),
+    (33, 'stop_after', 'text', NULL, NULL, '{selfplay,training}', NULL, true, 'this call stops after that step of its first iteration (the iteration stays in progress)')
+  ) AS o (position, name, kind, low, high, choices, default_value, per_call, description);
+
+CREATE OR REPLACE PROCEDURE pgmate.learn(run text, iterations int, options jsonb DEFAULT '{}')
+  LANGUAGE plpgsql
+  AS $$
+  DECLARE
+    r pgmate.learning_runs;
+    s jsonb;
+    k int;
+    n int;
+    label text;
+    best_games int;
+    done_games int;
+    missing record;
+    selfplay_options jsonb;
+    t0 timestamptz;
+    selfplay_seconds float8;
+    training_seconds float8;
+    arena_seconds float8;
+    data_query text;
+    train_options jsonb;
+    candidate bigint;
+    training_run bigint;
+    last_log record;
+    arena_round bool;
+    arena jsonb;
+    m jsonb;
+    veto_scores float8[];
+    older bigint;
+    net_player text;  -- format of a network in arena games: net:%s:SIMULATIONS[:search=gumbel]
+    decision text;
+    reason text;
+    esc record;
+    excluded int;
+    game_count int;
+    position_count bigint;
+    window_count bigint;
+    pretrain_count bigint;
+    stop_after text := options->>'stop_after';
+    lock_key int;
+  BEGIN
+    IF run IS NULL OR iterations IS NULL OR iterations < 0 THEN
+      RAISE EXCEPTION 'learn: run must be a name and iterations a number >= 0'
+        USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    SELECT * INTO r FROM pgmate.learning_runs WHERE name = run;
+    IF FOUND THEN
+      IF options ? 'network' AND (options->>'network')::bigint IS DISTINCT FROM r.start_network THEN
+        RAISE EXCEPTION 'learn option "network": run "%" started from network %, not %', run, r.start_network,
+          options->'network' USING ERRCODE = 'invalid_parameter_value';
+      END IF;
+      PERFORM pgmate.learning_settings(options, r.settings);
+    ELSE
+      s := pgmate.learning_settings(options);
+      IF options ? 'network' THEN
+        IF NOT EXISTS (SELECT 1 FROM pgmate.networks WHERE id = (options->>'network')::bigint) THEN
+          RAISE EXCEPTION 'learn option "network": network % not found in pgmate.networks', options->'network'
+            USING ERRCODE = 'invalid_parameter_value';
+        END IF;
+        candidate := (options->>'network')::bigint;
+      ELSE
+        candidate := pgmate.init_network(run || ' start', jsonb_build_object('preset', s->>'preset'),
+                                         (s->>'seed')::bigint);
+      END IF;
+      INSERT INTO pgmate.learning_runs (name, settings, start_network, best_network, current_network, pretrain_mix, lr)
+      VALUES (run, s, candidate, candidate, candidate, (s->>'pretrain_mix')::float8, (s->>'lr')::float8)
+      RETURNING * INTO r;
+      RAISE NOTICE 'learn: run "%" (%) begins with network %', run, r.id, candidate;
+    END IF;
+    lock_key := (r.id % 2147483647)::int;
+    IF NOT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid()
+                   AND classid = hashtext('pgmate.learning_runs')::oid AND objid = lock_key::oid AND granted) THEN
+      IF NOT pg_try_advisory_lock(hashtext('pgmate.learning_runs'), lock_key) THEN
+        RAISE EXCEPTION 'learn: run "%" is being worked on by another session', run
+          USING ERRCODE = 'lock_not_available';
+      END IF;
+    END IF;
+    UPDATE pgmate.learning_runs SET status = 'running', updated_at = now() WHERE id = r.id;
+    COMMIT;
+
+    FOR round_no IN 1 .. iterations LOOP
+      SELECT * INTO r FROM pgmate.learning_runs WHERE id = r.id;
+      s := r.settings;
+      k := r.iterations + 1;
+      label := 'learn:' || r.id || ':' || k;
+      n := (s->>'games')::int;
+
+      -- 1. Self-play: games 0 .. n-1 of the iteration, each seeded by its index; the first
+      -- best_games with the best network, the rest with the current one (escalation level
+      -- 3). Those already stored are skipped, so a resumed iteration plays the same games.
+      t0 := clock_timestamp();
+      best_games := n - floor(n * r.current_share)::int;
+      selfplay_options := jsonb_build_object(
+        'run', label, 'seed', ((s->>'seed')::bigint + k::bigint * 1000003) % 9000000000000000000,
+        'search', s->'search', 'max_plies', s->'max_plies',
+        'full_search_fraction', s->'full_search_fraction', 'cheap_simulations', s->'cheap_simulations');
+      FOR missing IN
+        -- contiguous ranges of the game indices not stored yet
+        WITH todo AS (
+          SELECT x FROM generate_series(0, n - 1) x
+          WHERE NOT EXISTS (SELECT 1 FROM pgmate.games g
+                            WHERE g.source = 'selfplay' AND g.selfplay->>'run' = label
+                              AND (g.selfplay->>'index')::int = x)),
+        grouped AS (
+          SELECT x, x - row_number() OVER (ORDER BY x) AS grp, x < best_games AS by_best FROM todo)
+        SELECT min(x) AS first, count(*)::int AS games, by_best FROM grouped GROUP BY grp, by_best ORDER BY 1
+      LOOP
+        RAISE NOTICE 'learn: run "%" iteration %: self-play games % to % of %', run, k, missing.first + 1,
+          missing.first + missing.games, n;
+        CALL pgmate.selfplay(missing.games, (s->>'simulations')::int,
+                             CASE WHEN missing.by_best THEN r.best_network ELSE r.current_network END,
+                             (s->>'parallel')::int, selfplay_options || jsonb_build_object('first_game', missing.first));
+      END LOOP;
+      selfplay_seconds := extract(epoch FROM clock_timestamp() - t0);
+      IF stop_after = 'selfplay' THEN
+        RAISE NOTICE 'learn: run "%" iteration % stops after self-play, as asked', run, k;
+        EXIT;
+      END IF;
+
+      -- 2. Training: the current network on the iteration's rows; a training run of them
+      -- that already finished is not repeated.
+      t0 := clock_timestamp();
+      data_query := format('SELECT * FROM pgmate.learning_data(%s, %s)', r.id, k);
+      SELECT tr.new_network, tr.id INTO candidate, training_run FROM pgmate.training_runs tr
+      WHERE tr.network_id = r.current_network AND tr.data = data_query AND tr.status = 'finished'
+      ORDER BY tr.id DESC LIMIT 1;
+      IF candidate IS NULL THEN
+        train_options := jsonb_build_object(
+          'batch', s->'batch', 'optimizer', 'adamw', 'lr', r.lr, 'schedule', 'constant',
+          'log_every', least((s->>'steps')::int, 50), 'checkpoint_every', least((s->>'steps')::int, 50),
+          'seed', (s->>'seed')::bigint % 2147483647 + k, 'name', run || ' ' || k);
+        IF (s->>'kl_weight')::float8 > 0 THEN
+          train_options := train_options || jsonb_build_object('kl_weight', s->'kl_weight', 'kl_reference', r.start_network);
+        END IF;
+        IF s ? 'holdout' THEN
+          train_options := train_options || jsonb_build_object('holdout', s->'holdout');
+        END IF;
+        RAISE NOTICE 'learn: run "%" iteration %: training network % for % steps', run, k, r.current_network, s->'steps';
+        CALL pgmate.train(r.current_network, data_query, (s->>'steps')::bigint, train_options, candidate);
+        SELECT tr.id INTO training_run FROM pgmate.training_runs tr
+        WHERE tr.new_network = candidate;
+      END IF;
+      training_seconds := extract(epoch FROM clock_timestamp() - t0);
+      SELECT p.policy_loss, p.value_loss, p.kl, p.holdout_top1 INTO last_log
+      FROM pgmate.training_progress p WHERE p.run_id = training_run ORDER BY p.step DESC LIMIT 1;
+      IF last_log.kl > (s->>'kl_warning')::float8 THEN
+        RAISE WARNING 'learn: run "%" iteration %: KL to the start network is % (above %)', run, k,
+          round(last_log.kl::numeric, 3), s->'kl_warning';
+      END IF;
+      IF stop_after = 'training' THEN
+        RAISE NOTICE 'learn: run "%" iteration % stops after training (candidate %), as asked', run, k, candidate;
+        EXIT;
+      END IF;
+
+      -- 3. Arena, every arena_interval iterations or when the KL is too high.
+      t0 := clock_timestamp();
+      arena_round := k % (s->>'arena_interval')::int = 0 OR coalesce(last_log.kl > (s->>'kl_arena')::float8, false);
+      arena := NULL;
+      veto_scores := '{}';
+      net_player := 'net:%s:' || (s->>'arena_simulations') ||
+                    CASE WHEN s->>'arena_search' = 'gumbel' THEN ':search=gumbel' ELSE '' END;
+      IF arena_round THEN
+        RAISE NOTICE 'learn: run "%" iteration %: arena, network % against %', run, k, candidate, r.best_network;
+        CALL pgmate.learning_match(label || ':best', to_jsonb(format(net_player, candidate)),
+                                   to_jsonb(format(net_player, r.best_network)),
+                                   (s->>'arena_games')::int, (s->>'seed')::bigint + k, (s->>'max_plies')::int,
+                                   (s->>'parallel')::int, s->>'openings', m);
+        arena := jsonb_build_object('best', m);
+        IF (s->>'veto_games')::int > 0 THEN
+          -- an older best, drawn by the seed, and the start network (when not the best itself)
+          SELECT x INTO older FROM (SELECT DISTINCT i.best_network AS x FROM pgmate.learning_iterations i
+                                    WHERE i.run_id = r.id) o
+          WHERE x NOT IN (r.best_network, r.start_network)
+          ORDER BY hashint8(x + (s->>'seed')::bigint + k) LIMIT 1;
+          IF older IS NOT NULL THEN
+            CALL pgmate.learning_match(label || ':older', to_jsonb(format(net_player, candidate)),
+                                       to_jsonb(format(net_player, older)),
+                                       (s->>'veto_games')::int, (s->>'seed')::bigint + k, (s->>'max_plies')::int,
+                                       (s->>'parallel')::int, s->>'openings', m);
+            arena := arena || jsonb_build_object('older', m);
+            veto_scores := veto_scores || (m->>'score')::float8;
+          END IF;
+          IF r.start_network <> r.best_network THEN
+            CALL pgmate.learning_match(label || ':start', to_jsonb(format(net_player, candidate)),
+                                       to_jsonb(format(net_player, r.start_network)),
+                                       (s->>'veto_games')::int, (s->>'seed')::bigint + k, (s->>'max_plies')::int,
+                                       (s->>'parallel')::int, s->>'openings', m);
+            arena := arena || jsonb_build_object('start', m);
+            veto_scores := veto_scores || (m->>'score')::float8;
+          END IF;
+        END IF;
+        IF (s->>'sanity_games')::int > 0 THEN
+          CALL pgmate.learning_match(label || ':random', to_jsonb(format(net_player, candidate)),
+                                     '"random"', (s->>'sanity_games')::int, (s->>'seed')::bigint + k,
+                                     (s->>'max_plies')::int, (s->>'parallel')::int, s->>'openings', m);
+          arena := arena || jsonb_build_object('random', m);
+          CALL pgmate.learning_match(label || ':mcts', to_jsonb(format(net_player, candidate)),
+                                     to_jsonb(format('mcts:%s', s->>'arena_simulations')), (s->>'sanity_games')::int,
+                                     (s->>'seed')::bigint + k, (s->>'max_plies')::int, (s->>'parallel')::int, s->>'openings', m);
+          arena := arena || jsonb_build_object('mcts', m);
+        END IF;
+        decision := pgmate.learning_decision((arena->'best'->>'score')::float8, veto_scores,
+                                             (s->>'promotion_threshold')::float8, (s->>'veto_threshold')::float8);
+        reason := format('score %s against the best network (promotion at %s, veto below %s)',
+                         round((arena->'best'->>'score')::numeric, 3), s->>'promotion_threshold', s->>'veto_threshold');
+        IF arena ? 'older' THEN
+          reason := reason || format(', %s against older network %s', round((arena->'older'->>'score')::numeric, 3), older);
+        END IF;
+        IF arena ? 'start' THEN
+          reason := reason || format(', %s against the start network', round((arena->'start'->>'score')::numeric, 3));
+        END IF;
+      ELSE
+        decision := 'trained';
+        reason := format('no arena round (every %s iterations)', s->>'arena_interval');
+      END IF;
+      arena_seconds := CASE WHEN arena_round THEN extract(epoch FROM clock_timestamp() - t0) END;
+
+      -- 4. The decision, the iteration's row and the run's new state: one transaction.
+      SELECT count(*), coalesce(sum(g.ply_count), 0) INTO game_count, position_count
+      FROM pgmate.games g WHERE g.source = 'selfplay' AND g.selfplay->>'run' = label;
+      SELECT tr.samples INTO window_count FROM pgmate.training_runs tr WHERE tr.id = training_run;
+      pretrain_count := CASE WHEN r.pretrain_mix > 0
+                             THEN (SELECT count(*) FROM pgmate.learning_data(r.id, k) d WHERE d.played IS NOT NULL)
+                             ELSE 0 END;
+      excluded := 0;
+      IF decision = 'vetoed' THEN
+        SELECT * INTO esc FROM pgmate.learning_escalation(least(r.veto_level + 1, 4), r.pretrain_mix, r.lr,
+                                                          r.current_share);
+        IF esc.exclude_share > 0 THEN
+          -- the newest share of the games the window could still use
+          WITH open_games AS (
+            SELECT g.id FROM pgmate.games g
+            WHERE g.source = 'selfplay'
+              AND g.selfplay->>'run' = ANY (ARRAY(SELECT 'learn:' || r.id || ':' || j FROM generate_series(1, k) j))
+              AND NOT EXISTS (SELECT 1 FROM pgmate.learning_exclusions e WHERE e.run_id = r.id AND e.game_id = g.id))
+          INSERT INTO pgmate.learning_exclusions (run_id, game_id, iteration)
+          SELECT r.id, o.id, k FROM open_games o
+          ORDER BY o.id DESC
+          LIMIT ceil(esc.exclude_share * (SELECT count(*) FROM open_games));
+          GET DIAGNOSTICS excluded = ROW_COUNT;
+        END IF;
+        UPDATE pgmate.learning_runs
+        SET iterations = k, current_network = best_network, veto_level = least(veto_level + 1, 4),
+            pretrain_mix = CASE WHEN settings ? 'pretrain_data' THEN esc.new_pretrain_mix ELSE pretrain_mix END,
+            lr = esc.new_lr, current_share = esc.new_current_share, updated_at = now()
+        WHERE id = r.id;
+      ELSE
+        UPDATE pgmate.learning_runs
+        SET iterations = k, current_network = candidate,
+            best_network = CASE WHEN decision = 'promoted' THEN candidate ELSE best_network END,
+            veto_level = CASE WHEN decision = 'promoted' THEN 0 ELSE veto_level END, updated_at = now()
+        WHERE id = r.id;
+      END IF;
+      INSERT INTO pgmate.learning_iterations
+        (run_id, iteration, best_network, candidate, training_run, games, positions, window_positions,
+         pretrain_positions, policy_loss, value_loss, kl, holdout_top1, arena, promotion_score, promotion_elo,
+         promotion_elo_lower, promotion_elo_upper, decision, reason, veto_level, pretrain_mix, lr, excluded_games,
+         selfplay_seconds, training_seconds, arena_seconds)
+      VALUES (r.id, k, r.best_network, candidate, training_run, game_count, position_count,
+              window_count - pretrain_count, pretrain_count, last_log.policy_loss, last_log.value_loss, last_log.kl,
+              last_log.holdout_top1, arena, (arena->'best'->>'score')::float8, (arena->'best'->>'elo')::float8,
+              (arena->'best'->>'elo_lower')::float8, (arena->'best'->>'elo_upper')::float8, decision, reason,
+              CASE decision WHEN 'promoted' THEN 0 WHEN 'vetoed' THEN least(r.veto_level + 1, 4) ELSE r.veto_level END,
+              r.pretrain_mix, r.lr, excluded,
+              selfplay_seconds, training_seconds, arena_seconds);
+      RAISE NOTICE 'learn: run "%" iteration % %: %', run, k, decision, reason;
+      COMMIT;
+      candidate := NULL;
+      training_run := NULL;
+    END LOOP;
+    UPDATE pgmate.learning_runs SET status = 'idle', updated_at = now() WHERE id = r.id;
+    COMMIT;
+    PERFORM pg_advisory_unlock(hashtext('pgmate.learning_runs'), lock_key);
+  END
+  $$;

@@ -55,6 +55,17 @@ TEST(PlayerSpec, ShorthandAndJsonAgree) {
   EXPECT_EQ(display_name(parse_player_spec("uci:/usr/games/stockfish:nodes=1000,Skill Level=0")),
             "uci:stockfish:nodes=1000,Skill Level=0");
   EXPECT_EQ(display_name(parse_player_spec("mcts:50")), "mcts:50");
+  // Gumbel root search: spelled out only for Gumbel players, so PUCT specs read as before.
+  const PlayerSpec gumbel = parse_player_spec("net:3:16:search=gumbel,gumbel_considered=8");
+  EXPECT_EQ(gumbel.search.root_search, mcts::RootSearch::kGumbel);
+  EXPECT_EQ(gumbel.search.gumbel_considered, 8);
+  EXPECT_EQ(to_json(parse_player_spec(to_json(gumbel))), to_json(gumbel));
+  EXPECT_NE(to_json(gumbel).find(R"("search": "gumbel", "gumbel_considered": 8, "c_visit": 50, "c_scale": 1)"),
+            std::string::npos) << to_json(gumbel);
+  EXPECT_EQ(to_json(parse_player_spec("net:3:16:search=puct")), to_json(parse_player_spec("net:3:16")));
+  EXPECT_EQ(display_name(gumbel), "net:3:16:search=gumbel,gumbel_considered=8");
+  EXPECT_NE(spec_error("mcts:10:search=alphabeta").find("puct or gumbel"), std::string::npos)
+      << spec_error("mcts:10:search=alphabeta");
 }
 
 TEST(PlayerSpec, BadSpecsNameTheProblem) {
@@ -170,6 +181,15 @@ TEST(Match, PureMctsBeatsRandom) {
   config.max_plies = 200;
   const auto games = play("mcts:100", "random", 8, config);
   EXPECT_GE(a_score(games), 6.5) << "mcts:100 should beat random";
+}
+
+// The Gumbel root plays legal games too, and with a small budget still beats random.
+TEST(Match, GumbelMctsBeatsRandom) {
+  MatchConfig config;
+  config.parallel = 8;
+  config.max_plies = 200;
+  const auto games = play("mcts:32:search=gumbel", "random", 8, config);
+  EXPECT_GE(a_score(games), 6.5) << "mcts:32:search=gumbel should beat random";
 }
 
 bool have_stockfish() { return std::filesystem::exists(kStockfish); }

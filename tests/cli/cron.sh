@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# pgmate.learn as a pg_cron job (Debian's postgresql-15-cron), as the README sets it up: a
+# server of its own with pg_cron preloaded runs one learning iteration per run of the job;
+# the iteration is stored whole and pg_cron records the run as succeeded. The run's arena
+# plays with the Gumbel root (arena_search). Skipped (and said so) when pg_cron is not
+# installed.
+#
+#   tests/cli/cron.sh PGMATE
+#
+# Prints "cron: N passed, M failed" and exits 1 on any failure.
+set -u
+
+if [ $# -ne 1 ]; then
+  echo "usage: $0 PGMATE" >&2
+  exit 2
+fi
+PGMATE=$1
+root=$(cd "$(dirname "$0")/../.." && pwd)
+. "$root/tests/cli/checks.sh"
+
+if [ ! -f "$(pg_config --pkglibdir)/pg_cron.so" ]; then
+  echo "cron: skipped (pg_cron is not installed: apt-get install postgresql-15-cron)"
+  exit 0
+fi
+
+# A cluster of its own: pg_cron must be preloaded, and its jobs connect over the socket.
+export PGMATE_PGDATA
+PGMATE_PGDATA=$(mktemp -d /tmp/pgmate-cron.XXXXXX)
+chmod 755 "$PGMATE_PGDATA"
+export PGMATE_PGPORT=${PGMATE_CRON_PORT:-5439}
+DB=pgmate_cron_test
+export PGMATE_SERVER_OPTIONS="-c shared_preload_libraries=pgmate,pg_cron -c cron.database_name=$DB \
+  -c cron.host=$PGMATE_PGDATA/socket"
+cleanup() {
+  "$root/scripts/pg-server.sh" stop >/dev/null 2>&1
+  rm -rf "$PGMATE_PGDATA"
+}
+trap cleanup EXIT
+"$root/scripts/pg-server.sh" start >/dev/null || { echo "cron: cannot start a server with pg_cron"; exit 1; }
+eval "$("$root/scripts/pg-server.sh" env)"
+createdb "$DB"
+q "CREATE EXTENSION pgmate; CREATE EXTENSION pg_cron" >/dev/null
+q "SELECT pgmate.wait_for_worker()" >/dev/null
+"$PGMATE" import --openings --db "dbname=$DB" >/dev/null  # the arena's openings
+net=$(q "SELECT pgmate.init_network('cron', '{\"filters\": 8, \"blocks\": 1, \"attention_blocks\": 0, \"policy_head\": \"conv\"}', 3)")
+options="{\"network\": $net, \"games\": 4, \"simulations\": 8, \"parallel\": 2, \"max_plies\": 16, \"steps\": 30,
+          \"batch\": 16, \"arena_games\": 2, \"veto_games\": 2, \"sanity_games\": 2, \"arena_simulations\": 8,
+          \"arena_search\": \"gumbel\", \"seed\": 5}"
+
+# Every minute, one iteration (pg_cron's finest schedule in this version).
+q "SELECT cron.schedule('learn', '* * * * *', \$\$CALL pgmate.learn('by cron', 1, '$options')\$\$)" >/dev/null
+iterations=0
+for _ in $(seq 1 180); do  # up to three minutes: the first run starts at the next minute
+  iterations=$(q "SELECT count(*) FROM pgmate.learning_log WHERE run = 'by cron'")
+  [ "$iterations" -ge 1 ] && break
+  sleep 1
+done
+q "SELECT cron.unschedule('learn')" >/dev/null
+check "cron: an iteration stored by the job" "$([ "$iterations" -ge 1 ] && echo yes)" yes
+check "cron: the iteration is whole" \
+  "$(q "SELECT decision IS NOT NULL AND games = 4 FROM pgmate.learning_log WHERE run = 'by cron' AND iteration = 1")" t
+for _ in $(seq 1 60); do  # the job's own record is written when its command returns
+  [ "$(q "SELECT count(*) FROM cron.job_run_details WHERE status <> 'running'")" -ge 1 ] && break
+  sleep 1
+done
+check "cron: pg_cron records the run as succeeded" \
+  "$(q "SELECT string_agg(DISTINCT status, ',') FROM cron.job_run_details WHERE status <> 'running'")" succeeded
+check "cron: the networks played the arena with the Gumbel root (arena_search)" \
+  "$(q "SELECT count(*) > 0 AND bool_and(a->>'search' = 'gumbel') FROM pgmate.matches WHERE a->>'type' = 'net'")" t
+check "cron: the run is one learning run" "$(q "SELECT count(*) FROM pgmate.learning_runs WHERE name = 'by cron'")" 1
+
+echo "cron: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
