@@ -2,8 +2,11 @@
 // database benchmarks. Game i depends on (seed, i) alone, so the games are made on every
 // core, in chunks, and written in game order: the same command writes the same bytes on
 // any number of threads, and --games 10 writes the first games of --games 100.
+#include <unistd.h>
+
 #include <algorithm>
 #include <cerrno>
+#include <csignal>
 #include <charconv>
 #include <chrono>
 #include <condition_variable>
@@ -23,12 +26,13 @@
 #include "args.h"
 #include "chess/game_generator.h"
 #include "commands.h"
+#include "import.h"
 #include "progress.h"
 
 namespace pgmate::cli {
 
 const char* const kGenerateUsage =
-    "pgmate generate --games N --seed S [--out FILE.pgn|-] [--book FILE.bin] [--threads T]";
+    "pgmate generate --games N --seed S [--out FILE.pgn|- | --db CONNINFO] [--book FILE.bin] [--threads T]";
 
 namespace {
 
@@ -43,6 +47,8 @@ struct Options {
   std::uint64_t seed = 0;
   bool seeded = false;
   std::string out = "-";
+  std::string db;  // --db: into pgmate.games through the importer, instead of --out
+  bool to_db = false;
   std::string book = std::string(chess::kDefaultBookPath);
   int threads = int(std::max(1u, std::thread::hardware_concurrency()));
 };
@@ -57,7 +63,7 @@ std::uint64_t parse_u64(const std::string& text, const std::string& option) {
 
 Options parse_options(const std::vector<std::string>& args) {
   Options o;
-  bool counted = false;
+  bool counted = false, out_given = false;
   const int max_threads = int(std::max(1u, std::thread::hardware_concurrency())) * 4;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
@@ -67,7 +73,8 @@ Options parse_options(const std::vector<std::string>& args) {
     };
     if (a == "--games") o.games = parse_count(value(), "--games", 1, 1000000000), counted = true;
     else if (a == "--seed") o.seed = parse_u64(value(), "--seed"), o.seeded = true;
-    else if (a == "--out") o.out = value();
+    else if (a == "--out") o.out = value(), out_given = true;
+    else if (a == "--db") o.db = value(), o.to_db = true;
     else if (a == "--book") o.book = value();
     else if (a == "--threads") o.threads = parse_count(value(), "--threads", 1, max_threads);
     else if (a.size() > 1 && a[0] == '-') throw UsageError("unknown option " + a);
@@ -76,6 +83,7 @@ Options parse_options(const std::vector<std::string>& args) {
   if (!counted) throw UsageError("--games N is required: how many games to generate");
   if (!o.seeded) throw UsageError("--seed S is required: the corpus is the one its seed names");
   if (o.out.empty()) throw UsageError("--out needs a file name (- for standard output)");
+  if (o.to_db && out_given) throw UsageError("--out and --db: one or the other");
   if (o.book.empty()) throw UsageError("--book needs a file name");
   return o;
 }
@@ -134,10 +142,65 @@ class PgnFileSink : public GameSink {
   bool owned_ = false;
 };
 
-// The one place a later `--db CONNINFO` plugs in: a GameSink that hands the PGN text to
-// the importer (import_command.cpp's PgnReader and COPY into pgmate.games, built only
-// with libpqxx; no_database.cpp would answer NotBuiltIn) instead of a file.
-std::unique_ptr<GameSink> open_sink(const Options& o) { return std::make_unique<PgnFileSink>(o.out); }
+// --db: the PGN text goes through a pipe to the importer (import_pgn, as `pgmate import`
+// does it), running on a thread of its own while the games are made.
+class DatabaseSink : public GameSink {
+ public:
+  explicit DatabaseSink(const std::string& conninfo) : conninfo_(conninfo) {
+    std::signal(SIGPIPE, SIG_IGN);  // a stopped importer makes write() fail, not the process die
+    int fds[2];
+    if (pipe(fds) != 0) throw std::runtime_error(std::string("cannot make a pipe: ") + std::strerror(errno));
+    write_fd_ = fds[1];
+    read_fd_ = fds[0];
+    importer_ = std::thread([this] {
+      try {
+        status_ = import_pgn(conninfo_, "/dev/fd/" + std::to_string(read_fd_));
+      } catch (const std::exception& e) {
+        error_ = e.what();
+        status_ = 1;
+      }
+      close(read_fd_);  // a writer still writing gets EPIPE, not a hang
+    });
+  }
+  ~DatabaseSink() override {
+    close_writer();
+    if (importer_.joinable()) importer_.join();
+  }
+  void write(std::string_view pgn) override {
+    while (!pgn.empty()) {
+      const ssize_t n = ::write(write_fd_, pgn.data(), pgn.size());
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        finish();  // the importer stopped: its message says why
+        throw std::runtime_error("the import stopped before every game was made");
+      }
+      pgn.remove_prefix(static_cast<std::size_t>(n));
+    }
+  }
+  void finish() override {
+    close_writer();
+    if (importer_.joinable()) importer_.join();
+    if (!error_.empty()) throw std::runtime_error(error_);
+    if (status_ != 0) throw std::runtime_error("the import of the generated games failed");
+  }
+  std::string name() const override { return "pgmate.games (--db " + conninfo_ + ")"; }
+
+ private:
+  void close_writer() {
+    if (write_fd_ >= 0) close(write_fd_);
+    write_fd_ = -1;
+  }
+  std::string conninfo_;
+  int write_fd_ = -1, read_fd_ = -1;
+  std::thread importer_;
+  int status_ = 0;
+  std::string error_;
+};
+
+std::unique_ptr<GameSink> open_sink(const Options& o) {
+  if (o.to_db) return std::make_unique<DatabaseSink>(o.db);
+  return std::make_unique<PgnFileSink>(o.out);
+}
 
 // A finished chunk: its games' PGN text and results.
 struct Chunk {
@@ -243,7 +306,7 @@ int generate_command(const std::vector<std::string>& args) {
   const double secs = std::chrono::duration<double>(Clock::now() - t0).count();
 
   // The summary goes to standard output, or to standard error when the games do.
-  std::ostream& out = o.out == "-" ? std::cerr : std::cout;
+  std::ostream& out = o.out == "-" && !o.to_db ? std::cerr : std::cout;
   out << "generated " << tally.games << " games (W/D/L " << tally.white << "/" << tally.draws << "/" << tally.black
       << ", " << tally.plies << " plies, mean " << fixed(tally.games ? double(tally.plies) / double(tally.games) : 0, 1)
       << ") in " << fixed(secs, 1) << " s: " << std::int64_t(secs > 0 ? double(tally.games) / secs : 0)

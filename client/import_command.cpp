@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "args.h"
+#include "import.h"
 #include "chess/fen.h"
 #include "chess/notation.h"
 #include "chess/pgn.h"
@@ -515,6 +516,11 @@ int import_openings(const std::string& conninfo, const std::string& path) {
 }
 
 }  // namespace
+
+int import_pgn(const std::string& conninfo, const std::string& path) {
+  return import_games(conninfo, path, false, 10000, static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1u, 8u)),
+                      false);
+}
 
 int import_command(const std::vector<std::string>& args) {
   std::string conninfo, on_error = "fail", duplicates = "keep";

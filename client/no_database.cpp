@@ -2,6 +2,7 @@
 #include "args.h"
 #include "arena_store.h"
 #include "commands.h"
+#include "import.h"
 #include "selfplay_store.h"
 
 namespace pgmate::cli {
@@ -9,6 +10,10 @@ namespace pgmate::cli {
 int import_command(const std::vector<std::string>&) {
   throw NotBuiltIn(
       "pgmate import writes to PostgreSQL; install libpqxx (pkg-config libpqxx) and build again to use it");
+}
+
+int import_pgn(const std::string&, const std::string&) {
+  throw NotBuiltIn("--db writes to PostgreSQL; use --out FILE, or install libpqxx (pkg-config libpqxx) and build again");
 }
 
 int export_command(const std::vector<std::string>&) {

@@ -183,6 +183,19 @@ check "export: nothing written for a failed export" "$(ls "$TMP" | grep -c bad.p
 "$PGMATE" export --db "dbname=$DB" --where "white = 'Iota'" >"$TMP/stdout.pgn" 2>/dev/null
 check_match "export: to standard output" "$(head -n 1 "$TMP/stdout.pgn")" '^\[Event "New"\]$'
 
+# ---- pgmate generate --db: the generated games go straight in, the same games as its PGN
+base=$(q "SELECT coalesce(max(id), 0) FROM pgmate.games")
+out=$("$PGMATE" generate --games 200 --seed 9 --db "dbname=$DB" 2>"$TMP/err")
+check "generate --db: exit code" "$?" 0
+check_match "generate --db: summary" "$out" 'generated 200 games .* games in pgmate.games'
+"$PGMATE" generate --games 200 --seed 9 --out "$TMP/generated.pgn" >/dev/null 2>&1
+chmod a+rx "$TMP" && chmod a+r "$TMP/generated.pgn"  # read by the server below
+check "generate --db: the games of its PGN" \
+  "$(q "SELECT md5(string_agg(moves::text || result, ';' ORDER BY id)) FROM pgmate.games WHERE id > $base")" \
+  "$(q "SELECT md5(string_agg(moves::text || result, ';')) FROM pgn_games(pg_read_file('$TMP/generated.pgn'))")"
+"$PGMATE" generate --games 20 --seed 9 --db "dbname=pgmate_import_no_such_database" >/dev/null 2>"$TMP/err"
+check "generate --db: a failed import fails" "$?" 1
+
 # ---- bad input and connection errors
 "$PGMATE" import --db "dbname=$DB" "$TMP/no-such-file.pgn" >/dev/null 2>"$TMP/err"
 check "missing file: exit code" "$?" 2
