@@ -260,12 +260,63 @@ class BatchSenders {
     queue_.clear();
   }
 
-  // Merges the runs the import left (as inserts would have), on the first connection.
+  // Merges the runs the import left, as inserts would have: level 0's runs on every
+  // connection at once (each its share of the keys, published together), then whatever
+  // that fills in turn, on the first connection.
   void merge_position_index() {
+    std::vector<std::int64_t> runs;
+    {
+      pqxx::work tx(*conns_[0], "pgmate_import_merge");
+      const pqxx::row can = tx.exec1(
+          "SELECT to_regprocedure('pgmate.position_index_merge(boolean)') IS NOT NULL, "
+          "to_regprocedure('pgmate.position_index_merge_part(bigint[], int, int)') IS NOT NULL");
+      if (!can[0].as<bool>()) return;  // an older pgmate: its inserts merged as they went
+      if (can[1].as<bool>())
+        for (const auto& r : tx.exec("SELECT id FROM pgmate.position_runs WHERE level = 0 ORDER BY id"))
+          runs.push_back(r[0].as<std::int64_t>());
+      tx.commit();
+    }
+    // At most three parts: they land on level 1 together, and four there would be merged.
+    const int parts = static_cast<int>(std::min<std::size_t>(conns_.size(), 3));
+    if (parts > 1 && runs.size() >= 4) merge_in_parts(runs, parts);
     pqxx::work tx(*conns_[0], "pgmate_import_merge");
-    if (tx.exec1("SELECT to_regprocedure('pgmate.position_index_merge(boolean)') IS NOT NULL")[0].as<bool>())
-      tx.exec("SELECT pgmate.position_index_merge(false)");
+    tx.exec("SELECT pgmate.position_index_merge(false)");
     tx.commit();
+  }
+
+  // The parallel merge; on any failure the runs stay as they were (the parts are dropped
+  // by the next change to the index) and the sequential merge that follows does it all.
+  void merge_in_parts(const std::vector<std::int64_t>& runs, int parts) {
+    std::string run_array = "{";
+    for (std::size_t i = 0; i < runs.size(); ++i) run_array += (i ? "," : "") + std::to_string(runs[i]);
+    run_array += "}";
+    std::vector<std::string> part_ids(static_cast<std::size_t>(parts));
+    std::atomic<bool> failed{false};
+    std::vector<std::thread> workers;
+    for (int p = 0; p < parts; ++p)
+      workers.emplace_back([&, p] {
+        try {
+          pqxx::work tx(*conns_[static_cast<std::size_t>(p)], "pgmate_import_merge_part");
+          const pqxx::row r = tx.exec_params1("SELECT pgmate.position_index_merge_part($1::bigint[], $2, $3)", run_array,
+                                              p, parts);
+          if (!r[0].is_null()) part_ids[static_cast<std::size_t>(p)] = r[0].as<std::string>();
+          tx.commit();
+        } catch (const std::exception&) {
+          failed = true;
+        }
+      });
+    for (auto& w : workers) w.join();
+    if (failed) return;
+    std::string part_array = "{";
+    for (const std::string& id : part_ids)
+      if (!id.empty()) part_array += (part_array.size() > 1 ? "," : "") + id;
+    part_array += "}";
+    try {
+      pqxx::work tx(*conns_[0], "pgmate_import_merge_publish");
+      tx.exec_params("SELECT pgmate.position_index_merge_publish($1::bigint[], $2::bigint[], 1)", run_array, part_array);
+      tx.commit();
+    } catch (const pqxx::sql_error&) {
+    }
   }
 
   std::uint64_t committed() const { return committed_; }

@@ -12,6 +12,8 @@
 #include "position_index.h"
 
 #include <algorithm>
+#include <climits>
+#include <cstdint>
 #include <cstring>
 #include <queue>
 #include <string>
@@ -80,21 +82,32 @@ std::pair<const void*, std::size_t> spi_bytes(HeapTuple row, TupleDesc desc, int
   });
 }
 
-void lock_index(bool exclusive) {
+// Runs of level kPending are parts of a parallel merge not yet published: invisible to
+// searches and merges. Whoever changes the index's runs (the exclusive lock) drops them,
+// so that a part never outlives a change to the runs it was merged from: its publication
+// then fails, and nothing is lost (the runs it came from are still there).
+constexpr int kPending = -1;
+
+void drop_pending_parts() { spi_exec("DELETE FROM pgmate.position_runs WHERE level < 0"); }
+
+void lock_index(bool exclusive, bool keep_pending = false) {
   Oid types[1] = {INT8OID};
   Datum values[1] = {Int64GetDatum(kLockKey)};
   spi_exec(exclusive ? "SELECT pg_advisory_xact_lock($1)" : "SELECT pg_advisory_xact_lock_shared($1)", 1, types,
            values);
+  if (exclusive && !keep_pending) drop_pending_parts();
 }
 
 bool try_lock_index() {
   Oid types[1] = {INT8OID};
   Datum values[1] = {Int64GetDatum(kLockKey)};
   spi_exec("SELECT pg_try_advisory_xact_lock($1)", 1, types, values);
-  return pg_call([] {
+  const bool locked = pg_call([] {
     bool is_null;
     return DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &is_null));
   });
+  if (locked) drop_pending_parts();
+  return locked;
 }
 
 // ------------------------------------------------------------------ writing runs
@@ -115,6 +128,8 @@ class RunWriter {
     pending_.push_back(e);
     if (pending_.size() == gamedb::kBlockEntries) flush();
   }
+
+  std::int64_t id() const { return run_; }
 
   // Stores the run's totals; a run left empty is removed. Returns the entries written.
   std::uint64_t finish() {
@@ -204,13 +219,16 @@ std::uint64_t write_run(int level, const std::vector<PositionEntry>& sorted) {
 // The entries of one run in order, through a cursor, kFetch blocks at a time.
 class RunReader {
  public:
-  explicit RunReader(std::int64_t run) {
+  // The blocks that may hold keys from `low` to `high` (SQL keys, both included): all of
+  // them by default.
+  explicit RunReader(std::int64_t run, std::int64_t low = INT64_MIN, std::int64_t high = INT64_MAX) {
     portal_ = pg_call([&] {
-      Oid types[1] = {INT8OID};
-      Datum values[1] = {Int64GetDatum(run)};
+      Oid types[3] = {INT8OID, INT8OID, INT8OID};
+      Datum values[3] = {Int64GetDatum(run), Int64GetDatum(low), Int64GetDatum(high)};
       return SPI_cursor_open_with_args(nullptr,
-                                       "SELECT data FROM pgmate.position_blocks WHERE run_id = $1 ORDER BY first_key, seq",
-                                       1, types, values, nullptr, false, 0);
+                                       "SELECT data FROM pgmate.position_blocks WHERE run_id = $1 AND last_key >= $2 "
+                                       "AND first_key <= $3 ORDER BY first_key, seq",
+                                       3, types, values, nullptr, false, 0);
     });
     load();
   }
@@ -251,12 +269,14 @@ class RunReader {
   std::size_t at_ = 0;
 };
 
-// Merges the runs into one run of `level`, streaming (memory: a block per run), and
-// removes them. Returns the entries of the new run.
-std::uint64_t merge_into(const std::vector<std::int64_t>& runs, int level) {
+// Merges the entries of the runs whose keys are from `low` to `high` (both included) into
+// one new run of `level`, streaming (memory: a block per run); the runs stay. Returns the
+// new run's id (0 when no entry fell in the range) and its entries.
+std::pair<std::int64_t, std::uint64_t> merge_range(const std::vector<std::int64_t>& runs, int level, std::uint64_t low,
+                                                   std::uint64_t high) {
   std::vector<RunReader> readers;
   readers.reserve(runs.size());
-  for (std::int64_t r : runs) readers.emplace_back(r);
+  for (std::int64_t r : runs) readers.emplace_back(r, sql_key(low), sql_key(high));
   RunWriter w(level);
   // A min-heap of the readers by their head entry: a bulk import's final merge takes
   // hundreds of runs at once.
@@ -270,13 +290,23 @@ std::uint64_t merge_into(const std::vector<std::int64_t>& runs, int level) {
     const std::size_t i = heads.top();
     heads.pop();
     const PositionEntry e = readers[i].head();
-    if (!any || !(e == last)) w.add(e);
-    last = e;
-    any = true;
+    // A block at either end of the range may hold keys outside it.
+    if (e.key >= low && e.key <= high && (!any || !(e == last))) {
+      w.add(e);
+      last = e;
+      any = true;
+    }
     readers[i].advance();
     if (!readers[i].done()) heads.push(i);
   }
+  const std::int64_t run = w.id();
   const std::uint64_t entries = w.finish();
+  return {entries > 0 ? run : 0, entries};
+}
+
+// Merges the runs into one run of `level` and removes them. Returns the new run's entries.
+std::uint64_t merge_into(const std::vector<std::int64_t>& runs, int level) {
+  const std::uint64_t entries = merge_range(runs, level, 0, UINT64_MAX).second;
   for (std::int64_t r : runs) {
     Oid types[1] = {INT8OID};
     Datum values[1] = {Int64GetDatum(r)};
@@ -287,7 +317,7 @@ std::uint64_t merge_into(const std::vector<std::int64_t>& runs, int level) {
 
 // Merges runs while some level has kFanout of them (the smallest level first).
 void merge_levels() {
-  const std::string levels = "SELECT level FROM pgmate.position_runs GROUP BY level HAVING count(*) >= " +
+  const std::string levels = "SELECT level FROM pgmate.position_runs WHERE level >= 0 GROUP BY level HAVING count(*) >= " +
                              std::to_string(kFanout) + " ORDER BY level LIMIT 1";
   for (;;) {
     spi_exec(levels.c_str());
@@ -306,7 +336,7 @@ void merge_levels() {
 }
 
 std::vector<std::int64_t> all_runs() {
-  spi_exec("SELECT id FROM pgmate.position_runs ORDER BY id");
+  spi_exec("SELECT id FROM pgmate.position_runs WHERE level >= 0 ORDER BY id");
   std::vector<std::int64_t> runs;
   for (std::uint64_t i = 0; i < SPI_processed; ++i) runs.push_back(spi_int8(static_cast<int>(i), 1));
   return runs;
@@ -387,7 +417,7 @@ struct FoundBlock {
 // seq): the last block that starts below the key, then those that start at it. Small
 // queries whose plans cannot depend on statistics: a fresh index has none, and a plan
 // that scanned every block would make each search read the whole index.
-constexpr const char* kRuns = "SELECT id FROM pgmate.position_runs ORDER BY id";
+constexpr const char* kRuns = "SELECT id FROM pgmate.position_runs WHERE level >= 0 ORDER BY id";
 constexpr const char* kFloorBlock =
     "SELECT first_key, seq FROM pgmate.position_blocks WHERE run_id = $1 AND first_key < $2 "
     "ORDER BY run_id DESC, first_key DESC, seq DESC LIMIT 1";
@@ -612,11 +642,91 @@ PGMATE_FUNCTION(position_index_merge) {
     entries = merge_all();
   } else {
     merge_levels();
-    spi_exec("SELECT coalesce(sum(entries), 0)::bigint FROM pgmate.position_runs");
+    spi_exec("SELECT coalesce(sum(entries), 0)::bigint FROM pgmate.position_runs WHERE level >= 0");
     entries = static_cast<std::uint64_t>(spi_int8(0, 1));
   }
   pg_call([] { SPI_finish(); });
   return Int64GetDatum(static_cast<std::int64_t>(entries));
+}
+
+// The runs of an int8[] argument, each checked to be a run of the index (not a part).
+std::vector<std::int64_t> run_list(FunctionCallInfo fcinfo, int n) {
+  std::vector<std::int64_t> runs;
+  for (Datum d : pg::array_elements(fcinfo, n, "runs")) runs.push_back(DatumGetInt64(d));
+  std::sort(runs.begin(), runs.end());
+  if (std::adjacent_find(runs.begin(), runs.end()) != runs.end())
+    throw pg::SqlError(ERRCODE_INVALID_PARAMETER_VALUE, "runs: a run is given twice");
+  return runs;
+}
+
+std::int64_t count_runs(const std::vector<std::int64_t>& runs, const char* condition) {
+  std::vector<Datum> ids;
+  for (std::int64_t r : runs) ids.push_back(Int64GetDatum(r));
+  Oid types[1] = {INT8ARRAYOID};
+  Datum values[1] = {pg_call([&] {
+    return PointerGetDatum(construct_array(ids.data(), static_cast<int>(ids.size()), INT8OID, 8, true, TYPALIGN_DOUBLE));
+  })};
+  spi_exec(("SELECT count(*) FROM pgmate.position_runs WHERE id = ANY ($1) AND " + std::string(condition)).c_str(), 1,
+           types, values);
+  return spi_int8(0, 1);
+}
+
+// position_index_merge_part(runs bigint[], part int, parts int) -> bigint: one of `parts`
+// connections merging `runs` at once, each the keys of its share of the key space, into a
+// part that stays invisible until position_index_merge_publish; its run id (NULL when no
+// entry fell in its share).
+PGMATE_FUNCTION(position_index_merge_part) {
+  const int part = PG_GETARG_INT32(1), parts = PG_GETARG_INT32(2);
+  if (parts < 1 || part < 0 || part >= parts)
+    throw pg::SqlError(ERRCODE_INVALID_PARAMETER_VALUE, "part must be from 0 to parts - 1 (parts >= 1), not " +
+                                                            std::to_string(part) + " of " + std::to_string(parts));
+  const std::vector<std::int64_t> runs = run_list(fcinfo, 0);
+  pg_call([] { SPI_connect(); });
+  lock_index(false);  // beside inserts; whoever changes runs drops the part
+  if (count_runs(runs, "level >= 0") != static_cast<std::int64_t>(runs.size()))
+    throw pg::SqlError(ERRCODE_INVALID_PARAMETER_VALUE, "runs: not every one is a run of the position index");
+  const std::uint64_t share = UINT64_MAX / static_cast<std::uint64_t>(parts);
+  const std::uint64_t low = share * static_cast<std::uint64_t>(part);
+  const std::uint64_t high = part == parts - 1 ? UINT64_MAX : low + share - 1;
+  const std::int64_t run = merge_range(runs, kPending, low, high).first;
+  pg_call([] { SPI_finish(); });
+  if (run == 0) PG_RETURN_NULL();
+  return Int64GetDatum(run);
+}
+
+// position_index_merge_publish(runs bigint[], parts bigint[], level int) -> bigint: in one
+// step, the runs give way to the parts merged from them (now at `level`); 40001 when a
+// change to the index since dropped a part (nothing changes then). Returns the parts'
+// entries.
+PGMATE_FUNCTION(position_index_merge_publish) {
+  const std::vector<std::int64_t> runs = run_list(fcinfo, 0), parts = run_list(fcinfo, 1);
+  const int level = PG_GETARG_INT32(2);
+  if (level < 0) throw pg::SqlError(ERRCODE_INVALID_PARAMETER_VALUE, "level must be 0 or more");
+  pg_call([] { SPI_connect(); });
+  lock_index(true, /*keep_pending=*/true);
+  if (count_runs(runs, "level >= 0") != static_cast<std::int64_t>(runs.size()) ||
+      count_runs(parts, "level < 0") != static_cast<std::int64_t>(parts.size()))
+    throw pg::SqlError(ERRCODE_T_R_SERIALIZATION_FAILURE,
+                       "position index: the runs changed while they were merged; nothing was published "
+                       "(pgmate.position_index_merge() merges them)");
+  const auto id_array = [](const std::vector<std::int64_t>& ids) {
+    std::vector<Datum> d;
+    for (std::int64_t r : ids) d.push_back(Int64GetDatum(r));
+    return pg_call([&] {
+      return PointerGetDatum(construct_array(d.data(), static_cast<int>(d.size()), INT8OID, 8, true, TYPALIGN_DOUBLE));
+    });
+  };
+  Oid array_type[1] = {INT8ARRAYOID};
+  Datum old_runs[1] = {id_array(runs)};
+  spi_exec("DELETE FROM pgmate.position_runs WHERE id = ANY ($1)", 1, array_type, old_runs);
+  Oid types[2] = {INT8ARRAYOID, INT4OID};
+  Datum values[2] = {id_array(parts), Int32GetDatum(level)};
+  spi_exec("UPDATE pgmate.position_runs SET level = $2 WHERE id = ANY ($1)", 2, types, values);
+  spi_exec("SELECT coalesce(sum(entries), 0)::bigint FROM pgmate.position_runs WHERE id = ANY ($1)", 1, types, values);
+  const std::int64_t entries = spi_int8(0, 1);
+  drop_pending_parts();  // parts of other merges: stale now
+  pg_call([] { SPI_finish(); });
+  return Int64GetDatum(entries);
 }
 
 PGMATE_FUNCTION(position_index_rebuild) {

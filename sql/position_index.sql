@@ -126,6 +126,47 @@ SELECT count(*) AS mismatches FROM index_mismatches;
 SELECT pgmate.position_index_merge(false) = sum(entries) AS level_merge_entries FROM pgmate.position_runs;
 SELECT count(*) < 4 AS level_zero_merged FROM pgmate.position_runs WHERE level = 0;
 SELECT count(*) AS mismatches FROM index_mismatches;
+
+-- A merge on several connections: parts, each a share of the keys, stay out of searches
+-- until published together in place of their runs; a change to the index in between drops
+-- them, and their publication fails (40001) with nothing changed.
+DO $$
+BEGIN
+  FOR i IN 1..5 LOOP
+    INSERT INTO pgmate.games (source, white, moves, result)
+      VALUES ('manual', 'parts ' || i, (ARRAY['{c2c4,c7c5}', '{b1c3,d7d5,e2e4}'])[1 + i % 2]::move[], '1-0');
+  END LOOP;
+END $$;
+SELECT array_agg(id ORDER BY id) AS level_zero FROM pgmate.position_runs WHERE level = 0 \gset
+SELECT sum(entries) AS entries_before FROM pgmate.position_runs WHERE level >= 0 \gset
+SELECT pgmate.position_index_merge_part(:'level_zero', 0, 2) AS part_0 \gset
+SELECT pgmate.position_index_merge_part(:'level_zero', 1, 2) AS part_1 \gset
+SELECT count(*) AS pending_parts, (SELECT runs FROM pgmate.position_index_size) = (SELECT count(*) FROM pgmate.position_runs WHERE level >= 0) AS size_ignores_them
+FROM pgmate.position_runs WHERE level < 0;
+SELECT count(*) AS mismatches_with_parts_pending FROM index_mismatches;
+SELECT pgmate.position_index_merge_publish(:'level_zero', ARRAY[:part_0, :part_1]::bigint[], 1) =
+       (SELECT sum(entries) FROM pgmate.position_runs WHERE id IN (:part_0, :part_1)) AS published;
+SELECT count(*) AS level_zero_left, (SELECT sum(entries) FROM pgmate.position_runs) = :entries_before AS same_entries
+FROM pgmate.position_runs WHERE level = 0;
+SELECT count(*) AS mismatches FROM index_mismatches;
+SELECT count(*) AS explorer_mismatches FROM explorer_mismatches;
+DO $$
+BEGIN
+  FOR i IN 1..4 LOOP
+    INSERT INTO pgmate.games (source, white, moves, result) VALUES ('manual', 'parts again ' || i, '{g2g3,g7g6}', '0-1');
+  END LOOP;
+END $$;
+SELECT array_agg(id ORDER BY id) AS level_zero FROM pgmate.position_runs WHERE level = 0 \gset
+SELECT pgmate.position_index_merge_part(:'level_zero', 0, 1) AS part_0 \gset
+DELETE FROM pgmate.games WHERE white = 'parts again 1';  -- the index changes: the part is dropped
+SAVEPOINT stale_part;
+SELECT pgmate.position_index_merge_publish(:'level_zero', ARRAY[:part_0]::bigint[], 1);
+ROLLBACK TO stale_part;
+SELECT count(*) AS pending_parts FROM pgmate.position_runs WHERE level < 0;
+SELECT count(*) AS mismatches FROM index_mismatches;
+SAVEPOINT bad_part;
+SELECT pgmate.position_index_merge_part(:'level_zero', 2, 2);
+ROLLBACK TO bad_part;
 RESET pgmate.position_index_deferred_merges;
 
 -- Deletes and updates take games out; an update of other columns changes nothing.

@@ -53,6 +53,7 @@ COMMENT ON FUNCTION pgmate.game_reaches_material(pgmate.games, text) IS
   'whether some position of the stored game has exactly this material (e.g. KRPvKR), ruling most games out by their signature';
 
 
+
 -- ============================================================ the position index
 -- Every distinct position of every game in pgmate.games as a 14-byte entry (position key,
 -- game, the move played from it, the result), in sorted blocks of 140 (core/gamedb). A
@@ -60,7 +61,8 @@ COMMENT ON FUNCTION pgmate.game_reaches_material(pgmate.games, text) IS
 -- LSM tree does. Kept by the trigger below: never written by hand.
 CREATE TABLE pgmate.position_runs (
   id         bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
-  level      int NOT NULL CHECK (level >= 0),      -- 0: one statement's games; n + 1: merged level-n runs
+  level      int NOT NULL CHECK (level >= -1),     -- 0: one statement's games; n + 1: merged level-n runs;
+                                                   -- -1: a part of a parallel merge, not yet published
   entries    bigint NOT NULL CHECK (entries >= 0),
   blocks     int NOT NULL CHECK (blocks >= 0),
   created_at timestamptz NOT NULL DEFAULT now()
@@ -96,6 +98,17 @@ CREATE FUNCTION pgmate.position_index_merge(all_runs boolean DEFAULT true) RETUR
   AS 'MODULE_PATHNAME', 'position_index_merge' LANGUAGE C VOLATILE STRICT;
 COMMENT ON FUNCTION pgmate.position_index_merge(boolean) IS
   'all_runs: merges every run of the position index into one (fastest searches); false: only the levels that are full, as inserts do (after a bulk import with pgmate.position_index_deferred_merges); returns the entries of the index';
+-- A merge on several connections at once (pgmate import's last step): each merges its
+-- share of the key space into a part, invisible until one call publishes them all in
+-- place of the runs they came from.
+CREATE FUNCTION pgmate.position_index_merge_part(runs bigint[], part int, parts int) RETURNS bigint
+  AS 'MODULE_PATHNAME', 'position_index_merge_part' LANGUAGE C VOLATILE STRICT;
+COMMENT ON FUNCTION pgmate.position_index_merge_part(bigint[], int, int) IS
+  'merges the keys of share `part` of `parts` of the runs into a part not yet searched; its run id (NULL when empty)';
+CREATE FUNCTION pgmate.position_index_merge_publish(runs bigint[], parts bigint[], level int) RETURNS bigint
+  AS 'MODULE_PATHNAME', 'position_index_merge_publish' LANGUAGE C VOLATILE STRICT;
+COMMENT ON FUNCTION pgmate.position_index_merge_publish(bigint[], bigint[], int) IS
+  'in one step, the runs give way to the parts merged from them (at `level`); 40001 when the index changed meanwhile';
 CREATE FUNCTION pgmate.position_index_rebuild() RETURNS bigint
   AS 'MODULE_PATHNAME', 'position_index_rebuild' LANGUAGE C VOLATILE STRICT;
 COMMENT ON FUNCTION pgmate.position_index_rebuild() IS
@@ -180,9 +193,11 @@ COMMENT ON FUNCTION pgmate.explorer(board, jsonb) IS
   'the moves played from the position in the games that pass the filters (min_rating, max_rating: the players'' average; since, until: PGN dates like 2019 or 2019.06; player, white, black, source): games, results, White''s score, average rating, last date played';
 
 CREATE VIEW pgmate.position_index_size AS
-  SELECT count(*) AS runs, coalesce(sum(entries), 0)::bigint AS entries, coalesce(sum(blocks), 0)::bigint AS blocks,
+  SELECT count(*) FILTER (WHERE level >= 0) AS runs, coalesce(sum(entries) FILTER (WHERE level >= 0), 0)::bigint AS entries,
+         coalesce(sum(blocks), 0)::bigint AS blocks,
          pg_total_relation_size('pgmate.position_blocks') AS bytes,
-         round(pg_total_relation_size('pgmate.position_blocks')::numeric / nullif(sum(entries), 0), 2) AS bytes_per_entry
+         round(pg_total_relation_size('pgmate.position_blocks')::numeric /
+               nullif(sum(entries) FILTER (WHERE level >= 0), 0), 2) AS bytes_per_entry
   FROM pgmate.position_runs;
 COMMENT ON VIEW pgmate.position_index_size IS 'the position index: runs, entries, blocks and bytes on disk';
 

@@ -126,6 +126,7 @@ check "jobs: rows added" "$(q "SELECT count(*) FROM pgmate.games WHERE id > $bas
 check "jobs: every position indexed" \
   "$(q "SELECT bool_and(g.id IN (SELECT pgmate.position_games(p.board))) FROM pgmate.games g, game_positions(g.start, g.moves) p WHERE g.id > $base")" t
 check "jobs: runs merged at the end" "$(q "SELECT count(*) < 4 FROM pgmate.position_runs WHERE level = 0")" t
+check "jobs: no unpublished part left" "$(q "SELECT count(*) FROM pgmate.position_runs WHERE level < 0")" 0
 
 # ---- --duplicates skip: games already stored, or earlier in the file, are left out
 cat >"$TMP/copies.pgn" <<'EOF'
