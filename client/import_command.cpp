@@ -284,6 +284,20 @@ class BatchSenders {
     tx.commit();
   }
 
+  std::uint64_t committed() const { return committed_; }
+  std::uint64_t duplicates() const { return duplicates_; }
+  std::uint64_t in_flight() const { return in_flight_; }
+  int batches() const { return batches_; }
+  // The first failure ("" when none), the PGN game of the row the server rejected (0 when
+  // not known) and the games of the batches rolled back with it.
+  std::string failure() const {
+    std::lock_guard lock(mutex_);
+    return failure_;
+  }
+  int rejected_game() const { return rejected_game_; }
+  std::uint64_t lost() const { return lost_; }
+
+ private:
   // The parallel merge; on any failure the runs stay as they were (the parts are dropped
   // by the next change to the index) and the sequential merge that follows does it all.
   void merge_in_parts(const std::vector<std::int64_t>& runs, int parts) {
@@ -319,20 +333,6 @@ class BatchSenders {
     }
   }
 
-  std::uint64_t committed() const { return committed_; }
-  std::uint64_t duplicates() const { return duplicates_; }
-  std::uint64_t in_flight() const { return in_flight_; }
-  int batches() const { return batches_; }
-  // The first failure ("" when none), the PGN game of the row the server rejected (0 when
-  // not known) and the games of the batches rolled back with it.
-  std::string failure() const {
-    std::lock_guard lock(mutex_);
-    return failure_;
-  }
-  int rejected_game() const { return rejected_game_; }
-  std::uint64_t lost() const { return lost_; }
-
- private:
   void run(pqxx::connection& conn) {
     for (;;) {
       Batch batch;

@@ -659,13 +659,17 @@ std::vector<std::int64_t> run_list(FunctionCallInfo fcinfo, int n) {
   return runs;
 }
 
+Datum int8_array(const std::vector<std::int64_t>& values) {
+  std::vector<Datum> d;
+  for (std::int64_t v : values) d.push_back(Int64GetDatum(v));
+  return pg_call([&] {
+    return PointerGetDatum(construct_array(d.data(), static_cast<int>(d.size()), INT8OID, 8, true, TYPALIGN_DOUBLE));
+  });
+}
+
 std::int64_t count_runs(const std::vector<std::int64_t>& runs, const char* condition) {
-  std::vector<Datum> ids;
-  for (std::int64_t r : runs) ids.push_back(Int64GetDatum(r));
   Oid types[1] = {INT8ARRAYOID};
-  Datum values[1] = {pg_call([&] {
-    return PointerGetDatum(construct_array(ids.data(), static_cast<int>(ids.size()), INT8OID, 8, true, TYPALIGN_DOUBLE));
-  })};
+  Datum values[1] = {int8_array(runs)};
   spi_exec(("SELECT count(*) FROM pgmate.position_runs WHERE id = ANY ($1) AND " + std::string(condition)).c_str(), 1,
            types, values);
   return spi_int8(0, 1);
@@ -709,18 +713,11 @@ PGMATE_FUNCTION(position_index_merge_publish) {
     throw pg::SqlError(ERRCODE_T_R_SERIALIZATION_FAILURE,
                        "position index: the runs changed while they were merged; nothing was published "
                        "(pgmate.position_index_merge() merges them)");
-  const auto id_array = [](const std::vector<std::int64_t>& ids) {
-    std::vector<Datum> d;
-    for (std::int64_t r : ids) d.push_back(Int64GetDatum(r));
-    return pg_call([&] {
-      return PointerGetDatum(construct_array(d.data(), static_cast<int>(d.size()), INT8OID, 8, true, TYPALIGN_DOUBLE));
-    });
-  };
   Oid array_type[1] = {INT8ARRAYOID};
-  Datum old_runs[1] = {id_array(runs)};
+  Datum old_runs[1] = {int8_array(runs)};
   spi_exec("DELETE FROM pgmate.position_runs WHERE id = ANY ($1)", 1, array_type, old_runs);
   Oid types[2] = {INT8ARRAYOID, INT4OID};
-  Datum values[2] = {id_array(parts), Int32GetDatum(level)};
+  Datum values[2] = {int8_array(parts), Int32GetDatum(level)};
   spi_exec("UPDATE pgmate.position_runs SET level = $2 WHERE id = ANY ($1)", 2, types, values);
   spi_exec("SELECT coalesce(sum(entries), 0)::bigint FROM pgmate.position_runs WHERE id = ANY ($1)", 1, types, values);
   const std::int64_t entries = spi_int8(0, 1);

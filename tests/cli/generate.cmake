@@ -86,7 +86,7 @@ expect_failure("--seed S is required" generate --games 5 ${bad_out})
 expect_failure("--games must be a whole number from 1" generate --games 0 --seed 1 ${bad_out})
 expect_failure("--seed must be an unsigned 64-bit integer, not \"-3\"" generate --games 5 --seed -3 ${bad_out})
 expect_failure("--threads must be a whole number" generate --games 5 --seed 1 --threads 0 ${bad_out})
-expect_failure("unknown option --db" generate --games 5 --seed 1 --db dbname=x ${bad_out})
+expect_failure("--out and --db: one or the other" generate --games 5 --seed 1 --db dbname=x ${bad_out})
 expect_failure("usage: pgmate generate" generate --games 5 --seed 1 extra ${bad_out})
 expect_failure("Polyglot book \"${WORK_DIR}/none.bin\": cannot open" generate --games 5 --seed 1
                --book ${WORK_DIR}/none.bin ${bad_out})
