@@ -1,5 +1,7 @@
 // The `move` type: 16 bits by value, UCI text, board-free (castling and en passant are
 // recognised when the move is played on a board), and the helpers that need a board.
+#include <cstdint>
+#include <span>
 #include <string>
 
 #include "chess/fen.h"
@@ -84,3 +86,67 @@ PGMATE_FUNCTION(move_parse) {
   const chess::Board b = pg::board_arg(fcinfo, 0);
   return pg::move_to_datum(chess::parse_san(b, pg::text_arg(fcinfo, 1)));
 }
+
+// move[] overlap and containment (&&, @>, <@). Moves are stored board-free, so equal moves
+// have equal bits: each element is looked up in a small filter built over the other array
+// instead of calling move_eq for every pair, as PostgreSQL's anyarray operators do. NULL
+// elements match nothing, as there.
+namespace {
+
+// The non-NULL elements of a move[] argument, in place: an array stores no data for its
+// NULL elements, so the others lie contiguous.
+struct MoveArray {
+  std::span<const std::uint16_t> moves;
+  bool has_null = false;
+};
+
+MoveArray move_array_arg(FunctionCallInfo fcinfo, int n) {
+  ArrayType* array = pg::pg_call([&] { return PG_GETARG_ARRAYTYPE_P(n); });
+  const int items = pg::pg_call([&] { return ArrayGetNItems(ARR_NDIM(array), ARR_DIMS(array)); });
+  int present = items;
+  if (const bits8* nulls = ARR_NULLBITMAP(array))
+    for (int i = 0; i < items; ++i) present -= (nulls[i / 8] >> (i % 8)) & 1 ? 0 : 1;
+  return {{reinterpret_cast<const std::uint16_t*>(ARR_DATA_PTR(array)), std::size_t(present)}, present != items};
+}
+
+// Membership in one array's moves: a 1024-bit filter first, the array itself on a hit.
+class MoveSet {
+ public:
+  explicit MoveSet(std::span<const std::uint16_t> moves) : moves_(moves) {
+    for (const std::uint16_t m : moves) filter_[slot(m) / 64] |= std::uint64_t{1} << (slot(m) % 64);
+  }
+  bool contains(std::uint16_t m) const {
+    if (!((filter_[slot(m) / 64] >> (slot(m) % 64)) & 1)) return false;
+    for (const std::uint16_t x : moves_)
+      if (x == m) return true;
+    return false;
+  }
+
+ private:
+  static unsigned slot(std::uint16_t m) { return (std::uint32_t{m} * 2654435761u) >> 22; }
+  std::span<const std::uint16_t> moves_;
+  std::uint64_t filter_[16] = {};
+};
+
+bool overlaps(const MoveArray& a, const MoveArray& b) {
+  const bool a_smaller = a.moves.size() <= b.moves.size();
+  const MoveSet set(a_smaller ? a.moves : b.moves);
+  for (const std::uint16_t m : a_smaller ? b.moves : a.moves)
+    if (set.contains(m)) return true;
+  return false;
+}
+
+// Every element of `part` (none NULL) is in `whole`.
+bool contains(const MoveArray& whole, const MoveArray& part) {
+  if (part.has_null) return false;
+  const MoveSet set(whole.moves);
+  for (const std::uint16_t m : part.moves)
+    if (!set.contains(m)) return false;
+  return true;
+}
+
+}  // namespace
+
+PGMATE_FUNCTION(move_array_overlap) { return BoolGetDatum(overlaps(move_array_arg(fcinfo, 0), move_array_arg(fcinfo, 1))); }
+PGMATE_FUNCTION(move_array_contains) { return BoolGetDatum(contains(move_array_arg(fcinfo, 0), move_array_arg(fcinfo, 1))); }
+PGMATE_FUNCTION(move_array_contained) { return BoolGetDatum(contains(move_array_arg(fcinfo, 1), move_array_arg(fcinfo, 0))); }

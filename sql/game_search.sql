@@ -50,6 +50,41 @@ FROM pgmate.games WHERE white IN ('opening', 'opening copy');
 SELECT (SELECT game_hash FROM pgmate.games WHERE white = 'opening') <>
        (SELECT game_hash FROM pgmate.games WHERE white = 'rook ending') AS differ;
 
+-- Move sequences: pgmate's own move[] operators (by the moves' bits) answer as PostgreSQL's
+-- anyarray ones, NULL elements included, with and without the GIN operator class.
+SELECT o.oprname, o.oprcode FROM pg_operator o
+WHERE o.oprleft = 'move[]'::regtype AND o.oprright = 'move[]'::regtype AND o.oprname IN ('&&', '@>', '<@')
+ORDER BY o.oprname;
+CREATE TEMP TABLE sequences AS
+  SELECT g AS id, (SELECT array_agg((ARRAY['e2e4', 'd2d4', 'e7e8n', 'a2a1q', 'g1f3', 'e1g1', 'b1c3'])[1 + (g * 5 + i * 3) % 7]::move)
+                   FROM generate_series(1, g % 6) i) AS moves
+  FROM generate_series(1, 600) g;
+INSERT INTO sequences VALUES (1001, '{e2e4,NULL}'), (1002, '{NULL}'), (1003, '{}');
+CREATE TEMP TABLE sequence_probes (n serial, probe move[]);
+INSERT INTO sequence_probes (probe) VALUES ('{e2e4}'), ('{e7e8n,a2a1q}'), ('{}'), ('{NULL}'), ('{e2e4,NULL}'),
+  ('{g1f3,b1c3,e1g1}'), ('{a7a8r}'), ('{{e2e4,d2d4},{g1f3,b1c3}}');
+SELECT count(*) FILTER (WHERE (s.moves && p.probe) IS DISTINCT FROM (s.moves OPERATOR(pg_catalog.&&) p.probe)) AS overlap_differs,
+       count(*) FILTER (WHERE (s.moves @> p.probe) IS DISTINCT FROM (s.moves OPERATOR(pg_catalog.@>) p.probe)) AS contains_differs,
+       count(*) FILTER (WHERE (s.moves <@ p.probe) IS DISTINCT FROM (s.moves OPERATOR(pg_catalog.<@) p.probe)) AS contained_differs,
+       count(*) FILTER (WHERE s.moves && p.probe) AS overlaps, count(*) FILTER (WHERE s.moves @> p.probe) AS contains,
+       count(*) FILTER (WHERE s.moves <@ p.probe) AS contained
+FROM sequences s, sequence_probes p;
+CREATE TEMP TABLE scanned AS
+  SELECT p.n, (SELECT count(*) FROM sequences s WHERE s.moves && p.probe) AS overlaps,
+         (SELECT count(*) FROM sequences s WHERE s.moves @> p.probe) AS contains,
+         (SELECT count(*) FROM sequences s WHERE s.moves <@ p.probe) AS contained
+  FROM sequence_probes p;
+CREATE INDEX ON sequences USING gin (moves);
+ANALYZE sequences;
+SET enable_seqscan = off;
+EXPLAIN (COSTS OFF) SELECT id FROM sequences WHERE moves && '{e7e8n,d2d1n}'::move[];
+SELECT count(*) AS probes, count(*) FILTER (WHERE
+      (SELECT count(*) FROM sequences s WHERE s.moves && p.probe) <> scanned.overlaps
+   OR (SELECT count(*) FROM sequences s WHERE s.moves @> p.probe) <> scanned.contains
+   OR (SELECT count(*) FROM sequences s WHERE s.moves <@ p.probe) <> scanned.contained) AS index_differs
+FROM sequence_probes p JOIN scanned USING (n);
+RESET enable_seqscan;
+
 ROLLBACK;
 SELECT setval('pgmate.games_id_seq', :games_seq, :'games_called'::bool) IS NOT NULL AS sequence_restored;
 

@@ -1,7 +1,8 @@
 -- pgmate 0.7.0 -> 0.8.0: the position index (pgmate.position_games, position_count, explorer),
 -- kept by triggers on pgmate.games and built here for the games already stored. It
 -- replaces the GIN index over game_keys(start, moves). And game_hash, to find copies of
--- a game; material and pattern search; the learning loop's arena_search option.
+-- a game; material and pattern search; move[] operators by the moves' bits; the learning
+-- loop's arena_search option.
 \echo Use "ALTER EXTENSION pgmate UPDATE TO '0.8.0'" to load this file. \quit
 
 -- ============================================================ game_hash, material_signature
@@ -17,6 +18,32 @@ COMMENT ON FUNCTION material_signature(board, move[]) IS
   'a game''s final material and whether a pawn promoted, packed (what material search prunes by); NULL for an illegal game';
 ALTER TABLE pgmate.games ADD COLUMN material_signature bigint
   GENERATED ALWAYS AS (material_signature(start, moves)) STORED;
+
+-- ============================================================ move[] operators
+-- move[]: overlap and containment by the moves' bits (PostgreSQL's anyarray operators call
+-- move_eq for every pair of elements: several times slower on a scan of every game), e.g.
+--   SELECT id FROM pgmate.games WHERE moves && '{e7e8n,d2d1n}'::move[];
+-- The GIN operator class makes them indexable: CREATE INDEX ON pgmate.games USING gin (moves).
+CREATE FUNCTION move_array_overlap(move[], move[]) RETURNS bool
+  AS 'MODULE_PATHNAME', 'move_array_overlap' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+CREATE FUNCTION move_array_contains(move[], move[]) RETURNS bool
+  AS 'MODULE_PATHNAME', 'move_array_contains' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+CREATE FUNCTION move_array_contained(move[], move[]) RETURNS bool
+  AS 'MODULE_PATHNAME', 'move_array_contained' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+CREATE OPERATOR && (LEFTARG = move[], RIGHTARG = move[], PROCEDURE = move_array_overlap, COMMUTATOR = &&,
+                    RESTRICT = areasel, JOIN = areajoinsel);
+CREATE OPERATOR @> (LEFTARG = move[], RIGHTARG = move[], PROCEDURE = move_array_contains, COMMUTATOR = <@,
+                    RESTRICT = contsel, JOIN = contjoinsel);
+CREATE OPERATOR <@ (LEFTARG = move[], RIGHTARG = move[], PROCEDURE = move_array_contained, COMMUTATOR = @>,
+                    RESTRICT = contsel, JOIN = contjoinsel);
+CREATE OPERATOR CLASS move_array_gin_ops DEFAULT FOR TYPE move[] USING gin AS
+  OPERATOR 1 && (move[], move[]), OPERATOR 2 @> (move[], move[]), OPERATOR 3 <@ (move[], move[]),
+  FUNCTION 1 move_cmp(move, move),
+  FUNCTION 2 pg_catalog.ginarrayextract(anyarray, internal, internal),
+  FUNCTION 3 pg_catalog.ginqueryarrayextract(anyarray, internal, int2, internal, internal, internal, internal),
+  FUNCTION 4 pg_catalog.ginarrayconsistent(internal, int2, anyarray, int4, internal, internal, internal, internal),
+  FUNCTION 6 pg_catalog.ginarraytriconsistent(internal, int2, anyarray, int4, internal, internal, internal),
+  STORAGE move;
 
 -- ============================================================ material and pattern search
 -- Games by what their positions hold. Each game is replayed (a few microseconds) and every
