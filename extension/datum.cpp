@@ -72,6 +72,17 @@ std::vector<Datum> array_elements(FunctionCallInfo fcinfo, int n, const char* wh
   return out;
 }
 
+std::span<const std::uint16_t> move_bits_arg(FunctionCallInfo fcinfo, int n, const char* what) {
+  ArrayType* array = pg_call([&] { return PG_GETARG_ARRAYTYPE_P(n); });
+  if (ARR_NDIM(array) > 1) throw SqlError(ERRCODE_ARRAY_SUBSCRIPT_ERROR, std::string(what) + " must be a one-dimensional array");
+  const int count = pg_call([&] { return ArrayGetNItems(ARR_NDIM(array), ARR_DIMS(array)); });
+  if (const bits8* present = ARR_NULLBITMAP(array))
+    for (int i = 0; i < count; ++i)
+      if (!((present[i / 8] >> (i % 8)) & 1))
+        throw SqlError(ERRCODE_NULL_VALUE_NOT_ALLOWED, std::string(what) + " element " + std::to_string(i + 1) + " is NULL");
+  return {reinterpret_cast<const std::uint16_t*>(ARR_DATA_PTR(array)), std::size_t(count)};
+}
+
 Datum make_array(const std::vector<Datum>& elements, Oid element_type) {
   return pg_call([&] {
     int16 length;

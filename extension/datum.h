@@ -2,6 +2,8 @@
 // through pg_call, so callers may hold C++ objects.
 #pragma once
 
+#include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -36,6 +38,10 @@ std::string piece_text(chess::Piece p);
 // Elements of a one-dimensional array argument of fixed-size elements (board[] or
 // move[]); NULL elements are an error naming their position.
 std::vector<Datum> array_elements(FunctionCallInfo fcinfo, int n, const char* what);
+
+// The moves of a one-dimensional move[] argument as their 16-bit values, in place (no
+// copy); NULL elements are an error naming their position, as for array_elements.
+std::span<const std::uint16_t> move_bits_arg(FunctionCallInfo fcinfo, int n, const char* what);
 
 // Builds a one-dimensional SQL array of the given element type.
 Datum make_array(const std::vector<Datum>& elements, Oid element_type);

@@ -1,25 +1,52 @@
 // Material and pattern search (extension/sql/84_game_search.sql): thin wrappers around
 // core/gamedb/game_search. The scans are plain functions over (start, moves), parallel
 // safe, so PostgreSQL spreads a search over every core.
+#include "game_search.h"
+
+#include <cstring>
+#include <string>
 #include <vector>
 
 #include "chess/fen.h"
 #include "datum.h"
-#include "gamedb/game_search.h"
 #include "guard.h"
-#include "pg_headers.h"
 
 using namespace pgmate;
 
 namespace {
 
-std::vector<chess::Move> moves_arg(FunctionCallInfo fcinfo, int n) {
-  std::vector<chess::Move> moves;
-  for (Datum d : pg::array_elements(fcinfo, n, "moves")) moves.push_back(pg::move_from_datum(d));
+// The moves of argument n; the vector is reused from call to call (a scan calls once a game).
+std::span<const chess::Move> moves_arg(FunctionCallInfo fcinfo, int n) {
+  static std::vector<chess::Move> moves;
+  const std::span<const std::uint16_t> bits = pg::move_bits_arg(fcinfo, n, "moves");
+  moves.clear();
+  for (const std::uint16_t m : bits) moves.push_back(pg::move_from_datum(UInt16GetDatum(m)));
   return moves;
 }
 
 }  // namespace
+
+namespace pgmate::pg {
+
+// A row's generated columns and then its CHECK each ask for the same game in turn: the last
+// summary is kept with its input's bytes (the packed start and the moves), and given again
+// only for exactly those bytes.
+const gamedb::GameSummary& game_summary_arg(FunctionCallInfo fcinfo) {
+  static std::string last_input;
+  static gamedb::GameSummary last;
+  const std::span<const std::uint16_t> bits = move_bits_arg(fcinfo, 1, "moves");
+  const char* start = DatumGetPointer(PG_GETARG_DATUM(0));
+  std::string input(start, kBoardSize);
+  input.append(reinterpret_cast<const char*>(bits.data()), bits.size_bytes());
+  if (input != last_input) {
+    last_input.clear();  // a summary that throws half-made is not kept
+    last = gamedb::summarize(board_arg(fcinfo, 0), moves_arg(fcinfo, 1));
+    last_input = std::move(input);
+  }
+  return last;
+}
+
+}  // namespace pgmate::pg
 
 // material(board) -> text: "KRPvKR".
 PGMATE_FUNCTION(board_material) {
@@ -41,12 +68,9 @@ PGMATE_FUNCTION(reaches_material) {
 // material_signature(start, moves) -> bigint: pgmate.games.material_signature; NULL for a
 // game with an illegal move, so that the table's CHECK reports it as before.
 PGMATE_FUNCTION(material_signature) {
-  try {
-    return Int64GetDatum(
-        static_cast<std::int64_t>(gamedb::material_signature(pg::board_arg(fcinfo, 0), moves_arg(fcinfo, 1))));
-  } catch (const chess::IllegalMove&) {
-    PG_RETURN_NULL();
-  }
+  const gamedb::GameSummary& summary = pg::game_summary_arg(fcinfo);
+  if (!summary.legal) PG_RETURN_NULL();
+  return Int64GetDatum(static_cast<std::int64_t>(summary.material_signature));
 }
 
 // may_reach_material(signature bigint, material text) -> bool: false when the game's
@@ -54,6 +78,29 @@ PGMATE_FUNCTION(material_signature) {
 PGMATE_FUNCTION(may_reach_material) {
   const gamedb::Material material = gamedb::Material::parse(pg::text_arg(fcinfo, 1));
   return BoolGetDatum(gamedb::may_reach(static_cast<std::uint64_t>(PG_GETARG_INT64(0)), material));
+}
+
+// square_signature(start, moves) -> bytea: pgmate.games.square_signature; NULL for a game
+// with an illegal move.
+PGMATE_FUNCTION(square_signature) {
+  const gamedb::GameSummary& summary = pg::game_summary_arg(fcinfo);
+  if (!summary.legal) PG_RETURN_NULL();
+  const auto bytes = summary.squares.bytes();
+  return pg::pg_call([&] {
+    bytea* out = static_cast<bytea*>(palloc(VARHDRSZ + bytes.size()));
+    SET_VARSIZE(out, VARHDRSZ + bytes.size());
+    std::memcpy(VARDATA(out), bytes.data(), bytes.size());
+    return PointerGetDatum(out);
+  });
+}
+
+// may_match_pattern(signature bytea, pattern text) -> bool: false when the squares the
+// game's men stood on rule the pattern out (no replay needed).
+PGMATE_FUNCTION(may_match_pattern) {
+  bytea* signature = pg::pg_call([&] { return PG_GETARG_BYTEA_PP(0); });
+  const auto squares = gamedb::SquareSignature::from_bytes(
+      {reinterpret_cast<const std::uint8_t*>(VARDATA_ANY(signature)), VARSIZE_ANY_EXHDR(signature)});
+  return BoolGetDatum(gamedb::Pattern::parse(pg::text_arg(fcinfo, 1)).may_match(squares));
 }
 
 // reaches_pattern(start, moves, pattern text) -> bool: some position of the game matches.

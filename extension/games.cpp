@@ -8,6 +8,7 @@
 #include "chess/pgn.h"
 #include "common/text.h"
 #include "datum.h"
+#include "game_search.h"
 #include "gamedb/game_hash.h"
 
 using namespace pgmate;
@@ -92,23 +93,11 @@ PGMATE_FUNCTION(game_keys) {
 // (pgmate.games.game_hash; pgmate import --duplicates skip).
 PGMATE_FUNCTION(game_hash) {
   const chess::Board start = pg::board_arg(fcinfo, 0);
-  std::vector<std::uint16_t> moves;
-  for (Datum d : pg::array_elements(fcinfo, 1, "moves")) moves.push_back(DatumGetUInt16(d));
-  return Int64GetDatum(static_cast<std::int64_t>(gamedb::game_hash(start.key, moves)));
+  return Int64GetDatum(static_cast<std::int64_t>(gamedb::game_hash(start.key, pg::move_bits_arg(fcinfo, 1, "moves"))));
 }
 
 // is_valid_game(start, moves): every move legal in turn (the games table's CHECK).
-PGMATE_FUNCTION(game_is_valid) {
-  chess::Board b = pg::board_arg(fcinfo, 0);
-  for (Datum d : pg::array_elements(fcinfo, 1, "moves")) {
-    try {
-      chess::play_checked(b, chess::resolve_move(b, pg::move_from_datum(d)));
-    } catch (const chess::IllegalMove&) {
-      return BoolGetDatum(false);
-    }
-  }
-  return BoolGetDatum(true);
-}
+PGMATE_FUNCTION(game_is_valid) { return BoolGetDatum(pg::game_summary_arg(fcinfo).legal); }
 
 // pgn_games(pgn text, on_error text DEFAULT 'fail')
 //   -> SETOF (tags jsonb, start board, moves move[], result text)

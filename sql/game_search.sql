@@ -31,11 +31,13 @@ SELECT p.material, g.white,
        EXISTS (SELECT 1 FROM game_positions(g.start, g.moves) x WHERE material(x.board) = p.material) AS truth
 FROM probes p, pgmate.games g WHERE g.source = 'manual' AND g.white IN ('rook ending', 'promotion', 'opening')
 ORDER BY p.material, g.white;
-SELECT count(*) AS pattern_mismatches
-FROM probes p, pgmate.games g
-WHERE g.white IN ('rook ending', 'promotion', 'opening')
-  AND reaches_pattern(g.start, g.moves, p.pattern) <>
-      EXISTS (SELECT 1 FROM game_positions(g.start, g.moves) x WHERE matches_pattern(x.board, p.pattern));
+SELECT count(*) AS games_and_patterns,
+       count(*) FILTER (WHERE reaches_pattern(g.start, g.moves, p.pattern) <> truth) AS pattern_mismatches,
+       count(*) FILTER (WHERE pgmate.game_reaches_pattern(g, p.pattern) <> truth) AS by_signature_mismatches,
+       count(*) FILTER (WHERE NOT may_match_pattern(g.square_signature, p.pattern)) AS ruled_out_by_signature
+FROM probes p, pgmate.games g,
+     LATERAL (SELECT EXISTS (SELECT 1 FROM game_positions(g.start, g.moves) x WHERE matches_pattern(x.board, p.pattern)) AS truth) t
+WHERE g.white IN ('rook ending', 'promotion', 'opening');
 SELECT count(*) AS pattern_hits FROM probes p, pgmate.games g
 WHERE g.white IN ('rook ending', 'promotion', 'opening') AND reaches_pattern(g.start, g.moves, p.pattern);
 
@@ -89,7 +91,8 @@ ROLLBACK;
 SELECT setval('pgmate.games_id_seq', :games_seq, :'games_called'::bool) IS NOT NULL AS sequence_restored;
 
 -- Bad input names itself, as 22P02 (invalid text representation).
-SELECT material_signature('startpos', '{e2e5}') IS NULL AS illegal_game_null;  -- the CHECK reports it
+SELECT material_signature('startpos', '{e2e5}') IS NULL AS illegal_game_null,
+       square_signature('startpos', '{e2e5}') IS NULL AS no_squares_either;  -- the CHECK reports it
 SELECT reaches_material('startpos', '{}', 'KRPKR');
 SELECT reaches_material('startpos', '{}', 'KRXvK');
 SELECT matches_pattern('startpos', '8/8/8');
@@ -99,7 +102,8 @@ DECLARE bad text;
 BEGIN
   FOREACH bad IN ARRAY ARRAY['SELECT reaches_material(''startpos'', ''{}'', ''KRPKR'')',
                              'SELECT may_reach_material(0, ''Kv'')',
-                             'SELECT reaches_pattern(''startpos'', ''{}'', ''9/8/8/8/8/8/8/8'')'] LOOP
+                             'SELECT reaches_pattern(''startpos'', ''{}'', ''9/8/8/8/8/8/8/8'')',
+                             'SELECT may_match_pattern(''\x00'', ''8/8/8/8/8/8/8/8'')'] LOOP
     BEGIN
       EXECUTE bad;
       RAISE EXCEPTION 'no error from %', bad;

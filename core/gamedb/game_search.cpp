@@ -84,12 +84,13 @@ Pattern Pattern::parse(std::string_view text) {
       file = 0;
       continue;
     }
-    const int width = ch >= '1' && ch <= '8' ? ch - '0' : 1;
+    const bool digit = ch >= '1' && ch <= '8';
+    const int width = digit ? ch - '0' : 1;
     if (file + width > 8) bad("pattern", text, "rank " + std::to_string(rank + 1) + " has more than 8 squares");
     const chess::Bitboard square = chess::Bitboard{1} << chess::make_square(file, rank);
     if (ch == '.') {
       p.empty_ |= square;
-    } else if (ch != '?' && width == 1) {
+    } else if (ch != '?' && !digit) {
       const std::size_t i = std::string_view("PNBRQKpnbrqk").find(ch);
       if (i == std::string_view::npos)
         bad("pattern", text, std::string("'") + ch + "' is not a piece letter, '.', '?' or a digit 1-8");
@@ -110,24 +111,76 @@ bool Pattern::matches(const chess::Board& b) const {
   return true;
 }
 
+bool Pattern::may_match(const SquareSignature& visited) const {
+  for (int i = 0; i < 12; ++i) {
+    const chess::Bitboard want = pieces_[i];
+    const chess::Bitboard stood = visited.visited[(i / 6) * 3 + SquareSignature::kind(chess::PieceType(i % 6))];
+    if ((want & stood) != want) return false;
+  }
+  return true;
+}
+
+void SquareSignature::add(const chess::Board& b) {
+  for (int c = 0; c < 2; ++c) {
+    const chess::Bitboard men = b.pieces(chess::Color(c));
+    const chess::Bitboard king = men & b.pieces(chess::kKing), pawns = men & b.pieces(chess::kPawn);
+    visited[c * 3 + kKing] |= king;
+    visited[c * 3 + kPawns] |= pawns;
+    visited[c * 3 + kPieces] |= men & ~king & ~pawns;
+  }
+}
+
+std::array<std::uint8_t, SquareSignature::kBytes> SquareSignature::bytes() const {
+  std::array<std::uint8_t, kBytes> out{};
+  for (std::size_t i = 0; i < kBytes; ++i) out[i] = std::uint8_t(visited[i / 8] >> (8 * (i % 8)));
+  return out;
+}
+
+SquareSignature SquareSignature::from_bytes(std::span<const std::uint8_t> bytes) {
+  if (bytes.size() != kBytes)
+    throw chess::ParseError("invalid square signature: " + std::to_string(bytes.size()) + " bytes, expected " +
+                            std::to_string(kBytes));
+  SquareSignature s;
+  for (std::size_t i = 0; i < kBytes; ++i) s.visited[i / 8] |= chess::Bitboard{bytes[i]} << (8 * (i % 8));
+  return s;
+}
+
 namespace {
 constexpr int kPromotedBit = 40;
 }  // namespace
 
-std::uint64_t material_signature(const chess::Board& start, std::span<const chess::Move> moves) {
+GameSummary summarize(const chess::Board& start, std::span<const chess::Move> moves) {
+  GameSummary summary;
   chess::Board b = start;
   bool promoted = false;
-  for (const chess::Move given : moves) {
-    const chess::Move m = chess::resolve_move(b, given);
-    promoted |= m.kind() == chess::kPromotion;
-    chess::play_checked(b, m);
+  summary.squares.add(b);
+  try {
+    for (const chess::Move given : moves) {
+      const chess::Move m = chess::resolve_move(b, given);
+      promoted |= m.kind() == chess::kPromotion;
+      chess::play_checked(b, m);
+      summary.squares.add(b);
+    }
+  } catch (const chess::IllegalMove&) {
+    return GameSummary{};
   }
+  summary.legal = true;
   const Material final_material = Material::of(b);
   std::uint64_t signature = promoted ? std::uint64_t{1} << kPromotedBit : 0;
   for (int c = 0; c < 2; ++c)
     for (int i = 0; i < 5; ++i)
       signature |= std::uint64_t{std::min<std::uint8_t>(final_material.counts[c][i], 15)} << (4 * (5 * c + i));
-  return signature;
+  summary.material_signature = signature;
+  return summary;
+}
+
+std::uint64_t material_signature(const chess::Board& start, std::span<const chess::Move> moves) {
+  const GameSummary summary = summarize(start, moves);
+  if (!summary.legal) {
+    chess::Board b = start;  // replayed again only to say which move is illegal
+    for (const chess::Move given : moves) chess::play_checked(b, chess::resolve_move(b, given));
+  }
+  return summary.material_signature;
 }
 
 bool may_reach(std::uint64_t signature, const Material& material) {

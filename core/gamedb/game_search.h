@@ -5,6 +5,7 @@
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -29,6 +30,8 @@ struct Material {
   bool operator==(const Material&) const = default;
 };
 
+struct SquareSignature;
+
 // A sub-FEN: eight ranks from the 8th, '/' between; a piece letter (PNBRQK, pnbrqk) is that
 // piece on that square, '.' an empty square, '?' or a digit n (n squares) anything. E.g.
 // "8/8/8/8/3P4/8/8/8" (a white pawn on d4) or "????.???/8/8/8/8/8/8/8" (e8 empty).
@@ -37,6 +40,10 @@ class Pattern {
   // Throws chess::ParseError naming the text and what is wrong.
   static Pattern parse(std::string_view text);
   bool matches(const chess::Board& b) const;
+
+  // False when a game whose men never stood on some square the pattern needs them on
+  // (its SquareSignature) cannot have matched; true says only "maybe".
+  bool may_match(const SquareSignature& visited) const;
 
  private:
   std::array<chess::Bitboard, 12> pieces_{};  // [colour * 6 + type]: where each must stand
@@ -49,6 +56,30 @@ class Pattern {
 // wanted one cannot have passed through it: may_reach says so without a replay.
 std::uint64_t material_signature(const chess::Board& start, std::span<const chess::Move> moves);
 bool may_reach(std::uint64_t signature, const Material& material);
+
+// The squares each side's king, pawns and other pieces stood on at some point of a game
+// (pgmate.games.square_signature, 48 bytes): a pattern that needs a white king on h8 rules
+// out every game whose white king never went there, without a replay (Pattern::may_match).
+struct SquareSignature {
+  static constexpr int kKing = 0, kPawns = 1, kPieces = 2;  // the three kinds of men
+  static constexpr std::size_t kBytes = 48;
+  std::array<chess::Bitboard, 6> visited{};  // [colour * 3 + kind]
+
+  static int kind(chess::PieceType t) { return t == chess::kKing ? kKing : t == chess::kPawn ? kPawns : kPieces; }
+  void add(const chess::Board& b);
+  std::array<std::uint8_t, kBytes> bytes() const;  // little-endian, in `visited` order
+  // Throws chess::ParseError unless there are exactly kBytes bytes.
+  static SquareSignature from_bytes(std::span<const std::uint8_t> bytes);
+};
+
+// Everything one replay of a game yields for storing it: whether every move is legal (the
+// games table's CHECK) and, when so, both signatures.
+struct GameSummary {
+  bool legal = false;
+  std::uint64_t material_signature = 0;
+  SquareSignature squares;
+};
+GameSummary summarize(const chess::Board& start, std::span<const chess::Move> moves);
 
 // Whether some position of the game (start, then after each move) has the material, or
 // matches the pattern. Moves are resolved as the games table stores them (from, to,

@@ -18,6 +18,10 @@ CREATE FUNCTION material_signature(start board, moves move[]) RETURNS bigint
   AS 'MODULE_PATHNAME', 'material_signature' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION material_signature(board, move[]) IS
   'a game''s final material and whether a pawn promoted, packed (what material search prunes by); NULL for an illegal game';
+CREATE FUNCTION square_signature(start board, moves move[]) RETURNS bytea
+  AS 'MODULE_PATHNAME', 'square_signature' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION square_signature(board, move[]) IS
+  'the squares each side''s king, pawns and other pieces stood on during a game, 48 bytes (what pattern search prunes by); NULL for an illegal game';
 CREATE FUNCTION is_valid_game(start board, moves move[]) RETURNS bool
   AS 'MODULE_PATHNAME', 'game_is_valid' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 
@@ -50,6 +54,8 @@ CREATE TABLE pgmate.games (
   game_hash   bigint GENERATED ALWAYS AS (game_hash(start, moves)) STORED,
   -- final material and promotions (pgmate.game_reaches_material rules games out by it)
   material_signature bigint GENERATED ALWAYS AS (material_signature(start, moves)) STORED,
+  -- the squares each side's king, pawns and pieces stood on (pgmate.game_reaches_pattern)
+  square_signature bytea GENERATED ALWAYS AS (square_signature(start, moves)) STORED,
   CONSTRAINT games_moves_legal CHECK (is_valid_game(start, moves))
 );
 CREATE INDEX games_game_hash_idx ON pgmate.games (game_hash);

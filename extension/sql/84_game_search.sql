@@ -1,9 +1,10 @@
 -- ============================================================ material and pattern search
 -- Games by what their positions hold. Each game is replayed (a few microseconds) and every
 -- position tested; the functions are parallel safe, so a scan of pgmate.games uses every
--- core. For material, the games table keeps a summary (material_signature) that rules out
--- most games without a replay:
+-- core. The games table keeps summaries that rule out most games without a replay: the
+-- final material (material_signature) and the squares the men stood on (square_signature):
 --   SELECT id FROM pgmate.games g WHERE pgmate.game_reaches_material(g, 'KRPvKR');
+--   SELECT id FROM pgmate.games g WHERE pgmate.game_reaches_pattern(g, '???????K/8/8/8/8/8/8/8');
 CREATE FUNCTION material(board) RETURNS text
   AS 'MODULE_PATHNAME', 'board_material' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION material(board) IS
@@ -31,3 +32,13 @@ CREATE FUNCTION pgmate.game_reaches_material(game pgmate.games, material text) R
            AND @extschema@.reaches_material(game.start, game.moves, material) $$;
 COMMENT ON FUNCTION pgmate.game_reaches_material(pgmate.games, text) IS
   'whether some position of the stored game has exactly this material (e.g. KRPvKR), ruling most games out by their signature';
+CREATE FUNCTION may_match_pattern(signature bytea, pattern text) RETURNS bool
+  AS 'MODULE_PATHNAME', 'may_match_pattern' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION may_match_pattern(bytea, text) IS
+  'false when a game''s square_signature rules the pattern out (its men never stood where the pattern needs them)';
+CREATE FUNCTION pgmate.game_reaches_pattern(game pgmate.games, pattern text) RETURNS bool
+  LANGUAGE sql IMMUTABLE PARALLEL SAFE
+  AS $$ SELECT @extschema@.may_match_pattern(game.square_signature, pattern)
+           AND @extschema@.reaches_pattern(game.start, game.moves, pattern) $$;
+COMMENT ON FUNCTION pgmate.game_reaches_pattern(pgmate.games, text) IS
+  'whether some position of the stored game matches the sub-FEN pattern, ruling most games out by their square_signature';

@@ -5,7 +5,7 @@
 -- loop's arena_search option.
 \echo Use "ALTER EXTENSION pgmate UPDATE TO '0.8.0'" to load this file. \quit
 
--- ============================================================ game_hash, material_signature
+-- ============================================================ game_hash, material and square signatures
 CREATE FUNCTION game_hash(start board, moves move[]) RETURNS bigint
   AS 'MODULE_PATHNAME', 'game_hash' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION game_hash(board, move[]) IS
@@ -16,8 +16,14 @@ CREATE FUNCTION material_signature(start board, moves move[]) RETURNS bigint
   AS 'MODULE_PATHNAME', 'material_signature' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION material_signature(board, move[]) IS
   'a game''s final material and whether a pawn promoted, packed (what material search prunes by); NULL for an illegal game';
-ALTER TABLE pgmate.games ADD COLUMN material_signature bigint
-  GENERATED ALWAYS AS (material_signature(start, moves)) STORED;
+CREATE FUNCTION square_signature(start board, moves move[]) RETURNS bytea
+  AS 'MODULE_PATHNAME', 'square_signature' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION square_signature(board, move[]) IS
+  'the squares each side''s king, pawns and other pieces stood on during a game, 48 bytes (what pattern search prunes by); NULL for an illegal game';
+-- One rewrite of the table for both (each game replayed once: the two share its summary).
+ALTER TABLE pgmate.games
+  ADD COLUMN material_signature bigint GENERATED ALWAYS AS (material_signature(start, moves)) STORED,
+  ADD COLUMN square_signature bytea GENERATED ALWAYS AS (square_signature(start, moves)) STORED;
 
 -- ============================================================ move[] operators
 -- move[]: overlap and containment by the moves' bits (PostgreSQL's anyarray operators call
@@ -48,9 +54,10 @@ CREATE OPERATOR CLASS move_array_gin_ops DEFAULT FOR TYPE move[] USING gin AS
 -- ============================================================ material and pattern search
 -- Games by what their positions hold. Each game is replayed (a few microseconds) and every
 -- position tested; the functions are parallel safe, so a scan of pgmate.games uses every
--- core. For material, the games table keeps a summary (material_signature) that rules out
--- most games without a replay:
+-- core. The games table keeps summaries that rule out most games without a replay: the
+-- final material (material_signature) and the squares the men stood on (square_signature):
 --   SELECT id FROM pgmate.games g WHERE pgmate.game_reaches_material(g, 'KRPvKR');
+--   SELECT id FROM pgmate.games g WHERE pgmate.game_reaches_pattern(g, '???????K/8/8/8/8/8/8/8');
 CREATE FUNCTION material(board) RETURNS text
   AS 'MODULE_PATHNAME', 'board_material' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION material(board) IS
@@ -78,8 +85,16 @@ CREATE FUNCTION pgmate.game_reaches_material(game pgmate.games, material text) R
            AND @extschema@.reaches_material(game.start, game.moves, material) $$;
 COMMENT ON FUNCTION pgmate.game_reaches_material(pgmate.games, text) IS
   'whether some position of the stored game has exactly this material (e.g. KRPvKR), ruling most games out by their signature';
-
-
+CREATE FUNCTION may_match_pattern(signature bytea, pattern text) RETURNS bool
+  AS 'MODULE_PATHNAME', 'may_match_pattern' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION may_match_pattern(bytea, text) IS
+  'false when a game''s square_signature rules the pattern out (its men never stood where the pattern needs them)';
+CREATE FUNCTION pgmate.game_reaches_pattern(game pgmate.games, pattern text) RETURNS bool
+  LANGUAGE sql IMMUTABLE PARALLEL SAFE
+  AS $$ SELECT @extschema@.may_match_pattern(game.square_signature, pattern)
+           AND @extschema@.reaches_pattern(game.start, game.moves, pattern) $$;
+COMMENT ON FUNCTION pgmate.game_reaches_pattern(pgmate.games, text) IS
+  'whether some position of the stored game matches the sub-FEN pattern, ruling most games out by their square_signature';
 
 -- ============================================================ the position index
 -- Every distinct position of every game in pgmate.games as a 14-byte entry (position key,

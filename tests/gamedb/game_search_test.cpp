@@ -39,6 +39,8 @@ TEST(Pattern, ParseAndMatch) {
   EXPECT_TRUE(Pattern::parse("8/8/8/8/8/8/8/8").matches(start));
   EXPECT_TRUE(Pattern::parse("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR").matches(start));
   EXPECT_TRUE(Pattern::parse("8/8/8/8/......../8/8/8").matches(start));   // rank 4 empty
+  EXPECT_TRUE(Pattern::parse("1n6/8/8/8/8/8/8/8").matches(start));  // a '1' is one square of anything
+  EXPECT_FALSE(Pattern::parse("1N6/8/8/8/8/8/8/8").matches(start));
   EXPECT_FALSE(Pattern::parse("8/8/8/8/8/8/.???????/8").matches(start));  // a2 is not empty
   EXPECT_FALSE(Pattern::parse("8/8/8/8/3P4/8/8/8").matches(start));
   const Board after = chess::parse_fen("rnbqkbnr/pppppppp/8/8/3P4/8/PPP1PPPP/RNBQKBNR b KQkq - 0 1");
@@ -86,7 +88,9 @@ TEST(GameSearch, SameAsTestingEveryPosition) {
     // The stored signature never rules out a material the game reached.
     const std::uint64_t signature = material_signature(start, moves);
     EXPECT_TRUE(may_reach(signature, wanted)) << game;
-    if (expected) EXPECT_TRUE(may_reach(signature, krvk)) << game;
+    if (expected) {
+      EXPECT_TRUE(may_reach(signature, krvk)) << game;
+    }
     pruned += !may_reach(signature, krvk);
     EXPECT_EQ(reaches_pattern(start, moves, pattern), expected_pattern) << game;
     material_hits += expected;
@@ -96,6 +100,56 @@ TEST(GameSearch, SameAsTestingEveryPosition) {
   EXPECT_GT(pattern_hits, 10);
   EXPECT_GT(300 - pattern_hits, 10);
   (void)material_hits;
+}
+
+// The summary of a game: legal or not, the same material signature, and squares that never
+// rule out a pattern the game matched but rule out most that it did not.
+TEST(GameSearch, SquareSignaturePrunesOnlyPatternsNeverMatched) {
+  std::mt19937 rng(5);
+  // A white king on each square of the 8th rank, a black knight on e4, a white pawn on d5.
+  std::vector<Pattern> patterns;
+  for (const char* p : {"K7/8/8/8/8/8/8/8", "1K6/8/8/8/8/8/8/8", "2K5/8/8/8/8/8/8/8", "3K4/8/8/8/8/8/8/8",
+                        "4K3/8/8/8/8/8/8/8", "5K2/8/8/8/8/8/8/8", "6K1/8/8/8/8/8/8/8", "7K/8/8/8/8/8/8/8",
+                        "8/8/8/8/4n3/8/8/8", "8/8/8/3P4/8/8/8/8"})
+    patterns.push_back(Pattern::parse(p));
+  int matched = 0, pruned = 0;
+  for (int game = 0; game < 200; ++game) {
+    Board b = chess::parse_fen("startpos");
+    const Board start = b;
+    std::vector<Move> moves;
+    std::vector<Board> positions = {b};
+    for (int ply = 0; ply < 150; ++ply) {
+      chess::MoveList list;
+      chess::legal_moves(b, list);
+      if (list.size == 0) break;
+      const Move m = list.moves[rng() % list.size];
+      moves.push_back(chess::board_free(m));  // as stored
+      b.play(m);
+      positions.push_back(b);
+    }
+    const GameSummary summary = summarize(start, moves);
+    ASSERT_TRUE(summary.legal);
+    EXPECT_EQ(summary.material_signature, material_signature(start, moves));
+    EXPECT_EQ(SquareSignature::from_bytes(summary.squares.bytes()).visited, summary.squares.visited);
+    for (const Pattern& pattern : patterns) {
+      bool truth = false;
+      for (const Board& p : positions) truth |= pattern.matches(p);
+      EXPECT_EQ(reaches_pattern(start, moves, pattern), truth) << game;
+      if (truth) {
+        EXPECT_TRUE(pattern.may_match(summary.squares)) << game;
+      }
+      matched += truth;
+      pruned += !pattern.may_match(summary.squares);
+    }
+  }
+  EXPECT_GT(matched, 50);
+  EXPECT_GT(pruned, 1000);  // of 2000: most random games never take the king to the 8th rank
+
+  // An illegal move: not legal, and the material signature says which move.
+  const std::vector<Move> illegal = {Move(chess::make_square(4, 1), chess::make_square(4, 4))};  // e2e5
+  EXPECT_FALSE(summarize(chess::parse_fen("startpos"), illegal).legal);
+  EXPECT_THROW(material_signature(chess::parse_fen("startpos"), illegal), chess::IllegalMove);
+  EXPECT_THROW(SquareSignature::from_bytes(std::vector<std::uint8_t>(47)), chess::ParseError);
 }
 
 }  // namespace
