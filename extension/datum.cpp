@@ -72,15 +72,28 @@ std::vector<Datum> array_elements(FunctionCallInfo fcinfo, int n, const char* wh
   return out;
 }
 
-std::span<const std::uint16_t> move_bits_arg(FunctionCallInfo fcinfo, int n, const char* what) {
+MoveValues move_values_arg(FunctionCallInfo fcinfo, int n) {
   ArrayType* array = pg_call([&] { return PG_GETARG_ARRAYTYPE_P(n); });
-  if (ARR_NDIM(array) > 1) throw SqlError(ERRCODE_ARRAY_SUBSCRIPT_ERROR, std::string(what) + " must be a one-dimensional array");
   const int count = pg_call([&] { return ArrayGetNItems(ARR_NDIM(array), ARR_DIMS(array)); });
-  if (const bits8* present = ARR_NULLBITMAP(array))
+  MoveValues values;
+  values.dimensions = ARR_NDIM(array);
+  int present = count;
+  if (const bits8* bitmap = ARR_NULLBITMAP(array))
     for (int i = 0; i < count; ++i)
-      if (!((present[i / 8] >> (i % 8)) & 1))
-        throw SqlError(ERRCODE_NULL_VALUE_NOT_ALLOWED, std::string(what) + " element " + std::to_string(i + 1) + " is NULL");
-  return {reinterpret_cast<const std::uint16_t*>(ARR_DATA_PTR(array)), std::size_t(count)};
+      if (!((bitmap[i / 8] >> (i % 8)) & 1)) {
+        if (values.first_null < 0) values.first_null = i;
+        --present;
+      }
+  values.present = {reinterpret_cast<const std::uint16_t*>(ARR_DATA_PTR(array)), std::size_t(present)};
+  return values;
+}
+
+std::span<const std::uint16_t> move_bits_arg(FunctionCallInfo fcinfo, int n, const char* what) {
+  const MoveValues values = move_values_arg(fcinfo, n);
+  if (values.dimensions > 1) throw SqlError(ERRCODE_ARRAY_SUBSCRIPT_ERROR, std::string(what) + " must be a one-dimensional array");
+  if (values.first_null >= 0)
+    throw SqlError(ERRCODE_NULL_VALUE_NOT_ALLOWED, std::string(what) + " element " + std::to_string(values.first_null + 1) + " is NULL");
+  return values.present;
 }
 
 Datum make_array(const std::vector<Datum>& elements, Oid element_type) {

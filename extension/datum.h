@@ -39,8 +39,17 @@ std::string piece_text(chess::Piece p);
 // move[]); NULL elements are an error naming their position.
 std::vector<Datum> array_elements(FunctionCallInfo fcinfo, int n, const char* what);
 
-// The moves of a one-dimensional move[] argument as their 16-bit values, in place (no
-// copy); NULL elements are an error naming their position, as for array_elements.
+// A move[] argument read in place (no copy): an array stores nothing for its NULL
+// elements, so the others lie contiguous as 16-bit values.
+struct MoveValues {
+  std::span<const std::uint16_t> present;  // the non-NULL elements, in order
+  int first_null = -1;                     // index of the first NULL element, -1 for none
+  int dimensions = 1;
+};
+MoveValues move_values_arg(FunctionCallInfo fcinfo, int n);
+
+// The moves of a one-dimensional move[] argument as their 16-bit values, in place; NULL
+// elements are an error naming their position, as for array_elements.
 std::span<const std::uint16_t> move_bits_arg(FunctionCallInfo fcinfo, int n, const char* what);
 
 // Builds a one-dimensional SQL array of the given element type.

@@ -93,22 +93,6 @@ PGMATE_FUNCTION(move_parse) {
 // elements match nothing, as there.
 namespace {
 
-// The non-NULL elements of a move[] argument, in place: an array stores no data for its
-// NULL elements, so the others lie contiguous.
-struct MoveArray {
-  std::span<const std::uint16_t> moves;
-  bool has_null = false;
-};
-
-MoveArray move_array_arg(FunctionCallInfo fcinfo, int n) {
-  ArrayType* array = pg::pg_call([&] { return PG_GETARG_ARRAYTYPE_P(n); });
-  const int items = pg::pg_call([&] { return ArrayGetNItems(ARR_NDIM(array), ARR_DIMS(array)); });
-  int present = items;
-  if (const bits8* nulls = ARR_NULLBITMAP(array))
-    for (int i = 0; i < items; ++i) present -= (nulls[i / 8] >> (i % 8)) & 1 ? 0 : 1;
-  return {{reinterpret_cast<const std::uint16_t*>(ARR_DATA_PTR(array)), std::size_t(present)}, present != items};
-}
-
 // Membership in one array's moves: a 1024-bit filter first, the array itself on a hit.
 class MoveSet {
  public:
@@ -128,25 +112,25 @@ class MoveSet {
   std::uint64_t filter_[16] = {};
 };
 
-bool overlaps(const MoveArray& a, const MoveArray& b) {
-  const bool a_smaller = a.moves.size() <= b.moves.size();
-  const MoveSet set(a_smaller ? a.moves : b.moves);
-  for (const std::uint16_t m : a_smaller ? b.moves : a.moves)
+bool overlaps(const pg::MoveValues& a, const pg::MoveValues& b) {
+  const bool a_smaller = a.present.size() <= b.present.size();
+  const MoveSet set(a_smaller ? a.present : b.present);
+  for (const std::uint16_t m : a_smaller ? b.present : a.present)
     if (set.contains(m)) return true;
   return false;
 }
 
 // Every element of `part` (none NULL) is in `whole`.
-bool contains(const MoveArray& whole, const MoveArray& part) {
-  if (part.has_null) return false;
-  const MoveSet set(whole.moves);
-  for (const std::uint16_t m : part.moves)
+bool contains(const pg::MoveValues& whole, const pg::MoveValues& part) {
+  if (part.first_null >= 0) return false;
+  const MoveSet set(whole.present);
+  for (const std::uint16_t m : part.present)
     if (!set.contains(m)) return false;
   return true;
 }
 
 }  // namespace
 
-PGMATE_FUNCTION(move_array_overlap) { return BoolGetDatum(overlaps(move_array_arg(fcinfo, 0), move_array_arg(fcinfo, 1))); }
-PGMATE_FUNCTION(move_array_contains) { return BoolGetDatum(contains(move_array_arg(fcinfo, 0), move_array_arg(fcinfo, 1))); }
-PGMATE_FUNCTION(move_array_contained) { return BoolGetDatum(contains(move_array_arg(fcinfo, 1), move_array_arg(fcinfo, 0))); }
+PGMATE_FUNCTION(move_array_overlap) { return BoolGetDatum(overlaps(pg::move_values_arg(fcinfo, 0), pg::move_values_arg(fcinfo, 1))); }
+PGMATE_FUNCTION(move_array_contains) { return BoolGetDatum(contains(pg::move_values_arg(fcinfo, 0), pg::move_values_arg(fcinfo, 1))); }
+PGMATE_FUNCTION(move_array_contained) { return BoolGetDatum(contains(pg::move_values_arg(fcinfo, 1), pg::move_values_arg(fcinfo, 0))); }
