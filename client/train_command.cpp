@@ -178,6 +178,15 @@ int train_command(const std::vector<std::string>& args) {
   std::optional<worker::SampleSet> holdout;
   if (!settings.holdout.empty()) holdout = read_samples(*conn, settings.holdout, "holdout");
 
+  // The optimizer to go on from, read before the run is made (a bad run id stores nothing).
+  std::optional<std::string> optimizer_state;
+  if (settings.optimizer_from != 0)
+    with_db_errors([&] {
+      pqxx::nontransaction tx(*conn);
+      const pqxx::result r = tx.exec_params("SELECT pgmate.training_optimizer($1)", settings.optimizer_from);
+      optimizer_state = pqxx::binarystring(r[0][0]).str();
+    });
+
   std::int64_t run = 0, from_step = 0;
   bool resumed = false, data_changed = false;
   std::optional<std::string> state;
@@ -233,6 +242,7 @@ int train_command(const std::vector<std::string>& args) {
   job.data = &samples;
   job.holdout = holdout ? &*holdout : nullptr;
   job.resume_state = state;
+  job.optimizer_state = std::move(optimizer_state);
   DbTrainingStore store(*conn, run, o.steps);
   worker::TrainingResult result;
   try {

@@ -187,6 +187,16 @@ PGMATE_FUNCTION(train_procedure) {
   std::optional<worker::SampleSet> holdout;
   if (!settings.holdout.empty()) holdout = read_samples(settings.holdout, "holdout");
 
+  // The optimizer to go on from, read before the run is made (a bad run id stores nothing).
+  std::optional<std::string> optimizer_state;
+  if (settings.optimizer_from != 0) {
+    execute("SELECT pgmate.training_optimizer($1)", {INT8OID}, {Int64GetDatum(settings.optimizer_from)});
+    pg::pg_call([&] {
+      bool is_null = false;
+      optimizer_state = bytes_of(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &is_null));
+    });
+  }
+
   // The run: a new one, or the same training left running by a session that is gone.
   const std::string settings_text = worker::settings_json(settings);
   const std::string sha = samples.sha256_hex();
@@ -236,6 +246,7 @@ PGMATE_FUNCTION(train_procedure) {
   job.data = &samples;
   job.holdout = holdout ? &*holdout : nullptr;
   job.resume_state = state;
+  job.optimizer_state = std::move(optimizer_state);
 
   worker::TrainingResult result;
   try {

@@ -34,6 +34,7 @@ CALL pgmate.learn('bad', 1, '{"gamez": 3}');
 CALL pgmate.learn('bad', 1, '{"games": 3.5}');
 CALL pgmate.learn('bad', 1, '{"games": "many"}');
 CALL pgmate.learn('bad', 1, '{"search": "mcts"}');
+CALL pgmate.learn('bad', 1, '{"optimizer_state": "warm"}');
 CALL pgmate.learn('bad', 1, '{"arena_games": 3}');
 CALL pgmate.learn('bad', 1, '{"veto_threshold": 0.6}');
 CALL pgmate.learn('bad', 1, '{"pretrain_mix": 0.5}');
@@ -53,6 +54,7 @@ SELECT count(*) AS runs FROM pgmate.learning_runs;
 
 -- a run: two iterations, each candidate promoted (0.5 reaches a promotion threshold of 0.5)
 \set options '{"network": ' :net ', "games": 4, "simulations": 8, "parallel": 4, "max_plies": 10, "steps": 4, "batch": 16, "arena_games": 2, "veto_games": 2, "sanity_games": 2, "arena_simulations": 4, "promotion_threshold": 0.5, "veto_threshold": 0.35, "search": "gumbel", "full_search_fraction": 0.5, "value_target": "mix", "pretrain_data": "SELECT * FROM learn_pretrain", "seed": 7, "openings": "startpos"}'
+SELECT :'options' AS promoting_options \gset
 SET client_min_messages = error;
 CALL pgmate.learn('promoting', 2, :'options');
 RESET client_min_messages;
@@ -131,6 +133,20 @@ WHERE g.selfplay->>'run' LIKE 'learn:' || r.id || ':%';
 SELECT count(*) FILTER (WHERE (g.selfplay->>'index')::int >= 3) AS by_current
 FROM pgmate.games g JOIN pgmate.learning_runs r ON r.name = 'vetoing'
 WHERE g.selfplay->>'run' = 'learn:' || r.id || ':4';
+
+-- the optimizer: each training continues the one that made the current network (after a
+-- promotion or a keep), a veto starts afresh, and a run with optimizer_state fresh never
+-- carries it
+SET client_min_messages = error;
+CALL pgmate.learn('fresh', 2, jsonb_set(:'promoting_options'::jsonb, '{optimizer_state}', '"fresh"'));
+RESET client_min_messages;
+SELECT r.name, i.iteration, p.decision AS decision_before, r.settings->>'optimizer_state' AS optimizer_state,
+       (t.settings->>'optimizer_from')::bigint = p.training_run AS from_the_training_before,
+       t.settings ? 'optimizer_from' AS carried
+FROM pgmate.learning_iterations i JOIN pgmate.learning_runs r ON r.id = i.run_id
+JOIN pgmate.training_runs t ON t.id = i.training_run
+LEFT JOIN pgmate.learning_iterations p ON p.run_id = i.run_id AND p.iteration = i.iteration - 1
+ORDER BY r.name, i.iteration;
 
 -- what a run looks like
 SELECT run, iteration, decision, games, score_vs_best, veto_level FROM pgmate.learning_log ORDER BY run, iteration;

@@ -104,6 +104,26 @@ SELECT count(*) AS log_rows, bool_and(a.policy_loss IS NOT DISTINCT FROM b.polic
   FROM pgmate.training_log a JOIN pgmate.training_log b USING (step)
   WHERE a.network = :trained AND b.run = :paused_run;
 
+-- optimizer_from: a training that goes on from the optimizer of an earlier run (AdamW's
+-- moments and step count in that run's last checkpoint), as the learning loop's next
+-- iteration does: here on the network the first run made, against the same with a new
+-- optimizer
+SELECT id AS first_run FROM pgmate.training_runs WHERE new_network = :trained \gset
+SELECT format('{"batch": 16, "log_every": 10, "optimizer": "adamw", "lr": 0.003, "dropout": 0, "name": "carried", "optimizer_from": %s}',
+              :first_run) AS carried_options \gset
+CALL pgmate.train(:trained, 'SELECT board, played, z FROM train_rows', 10, '{"optimizer_from": 99999999}');
+SELECT count(*) AS runs FROM pgmate.training_runs;
+SET client_min_messages = warning;
+CALL pgmate.train(:trained, 'SELECT board, played, z FROM train_rows WHERE NOT held_out', 10, :'carried_options') \gset
+SELECT :new_network AS carried \gset
+CALL pgmate.train(:trained, 'SELECT board, played, z FROM train_rows WHERE NOT held_out', 10,
+                  '{"batch": 16, "log_every": 10, "optimizer": "adamw", "lr": 0.003, "dropout": 0, "name": "cold"}') \gset
+RESET client_min_messages;
+SELECT (c.training->'settings'->>'optimizer_from')::bigint = :first_run AS carried_from_first,
+       f.training->'settings' ? 'optimizer_from' AS cold_has_it,
+       c.weights_sha256 <> f.weights_sha256 AS optimizer_mattered
+  FROM pgmate.networks c, pgmate.networks f WHERE c.id = :carried AND f.id = :new_network;
+
 -- a loss that is no longer finite stops the run with a clear error; its last good
 -- checkpoint stays (plain SGD at lr 10 with heavy decay diverges within a few steps)
 SET client_min_messages = error;
@@ -121,5 +141,5 @@ SELECT status, error LIKE '%not finite%' AS not_finite, new_network IS NULL AS n
 DROP TABLE train_rows;
 TRUNCATE pgmate.training_runs, pgmate.training_checkpoints, pgmate.training_progress, pgmate.learning_iterations;
 UPDATE pgmate.networks SET parent_id = NULL WHERE parent_id IS NOT NULL;
-DELETE FROM pgmate.networks WHERE name IN ('to train', 'trained', 'resumed');
+DELETE FROM pgmate.networks WHERE name IN ('to train', 'trained', 'resumed', 'carried', 'cold');
 DELETE FROM pgmate.games WHERE id > :before;

@@ -145,6 +145,25 @@ CREATE FUNCTION pgmate.training_checkpoint(run bigint, step bigint, state bytea)
   $$;
 REVOKE ALL ON FUNCTION pgmate.training_checkpoint(bigint, bigint, bytea) FROM PUBLIC;
 
+-- The last checkpoint of a run, for a later run that continues its optimizer (the
+-- training option optimizer_from); 22023 naming the run when it has none.
+CREATE FUNCTION pgmate.training_optimizer(run bigint) RETURNS bytea
+  LANGUAGE plpgsql STABLE
+  AS $$
+  DECLARE state bytea;
+  BEGIN
+    SELECT c.state INTO state FROM pgmate.training_checkpoints c WHERE c.run_id = run ORDER BY c.step DESC LIMIT 1;
+    IF state IS NULL THEN
+      RAISE EXCEPTION 'optimizer_from: training run % %', run,
+        CASE WHEN EXISTS (SELECT 1 FROM pgmate.training_runs r WHERE r.id = run) THEN 'has no checkpoint'
+             ELSE 'not found' END
+        USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    RETURN state;
+  END
+  $$;
+REVOKE ALL ON FUNCTION pgmate.training_optimizer(bigint) FROM PUBLIC;
+
 -- The trained network as a new row (parent: the network trained; its training: run, data,
 -- samples, settings), the run finished, its final checkpoint kept (to train on from there).
 CREATE FUNCTION pgmate.training_finish(run bigint, name text, weights bytea, state bytea) RETURNS bigint

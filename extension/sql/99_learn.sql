@@ -202,27 +202,28 @@ CREATE VIEW pgmate.learning_options AS
     (10, 'steps', 'int', 1, 10000000, NULL, '100', false, 'training steps per iteration'),
     (11, 'batch', 'int', 1, 8192, NULL, '128', false, 'positions per training step'),
     (12, 'lr', 'number', 1e-7, 10, NULL, '0.001', false, 'AdamW learning rate (escalation level 2 halves it)'),
-    (13, 'window', 'int', 1, 100000000, NULL, '20000', false, 'newest self-play positions trained on'),
-    (14, 'pretrain_mix', 'number', 0, 0.95, NULL, NULL, false, 'share of pretraining rows in the training data (default 0.5 with pretrain_data, else 0)'),
-    (15, 'pretrain_data', 'text', NULL, NULL, NULL, NULL, false, 'a query of pretraining rows: board, history, repetitions, played, wdl (as pgmate.game_targets)'),
-    (16, 'kl_weight', 'number', 0, 100, NULL, NULL, false, 'weight of KL to the start network (default 0.1 when the run starts from a network, else 0)'),
-    (17, 'value_target', 'text', NULL, NULL, '{z,q,mix}', '"z"', false, 'value target: game result z, search value q, or a mix'),
-    (18, 'q_ratio', 'number', 0, 1, NULL, '0.5', false, 'share of q in the value target with value_target mix'),
-    (19, 'sample_one_in', 'int', 1, 1000, NULL, '1', false, 'train on 1 of every k positions of a game'),
-    (20, 'holdout', 'text', NULL, NULL, NULL, NULL, false, 'a query of held-out rows, measured after every training'),
-    (21, 'arena_interval', 'int', 1, 1000, NULL, '1', false, 'iterations between arena rounds'),
-    (22, 'arena_games', 'int', 2, 100000, NULL, '20', false, 'games of the candidate against the best network'),
-    (23, 'arena_simulations', 'int', 1, 100000, NULL, NULL, false, 'simulations per move in arena games (default: simulations)'),
-    (24, 'arena_search', 'text', NULL, NULL, '{puct,gumbel}', '"puct"', false, 'root search of the networks in arena games'),
-    (25, 'promotion_threshold', 'number', 0, 1, NULL, '0.55', false, 'score against the best network that promotes the candidate'),
-    (26, 'veto_threshold', 'number', 0, 1, NULL, '0.35', false, 'a score below this against the best, an older or the start network vetoes'),
-    (27, 'veto_games', 'int', 0, 100000, NULL, NULL, false, 'games against an older best and the start network (default: half of arena_games; 0: none)'),
-    (28, 'sanity_games', 'int', 0, 100000, NULL, '10', false, 'games against random and mcts:arena_simulations, recorded with every arena round'),
-    (29, 'kl_warning', 'number', 0, 100, NULL, '0.15', false, 'a KL above this is warned about'),
-    (30, 'kl_arena', 'number', 0, 100, NULL, '0.3', false, 'a KL above this calls an arena round at once'),
-    (31, 'seed', 'int', 0, 9.2e18, NULL, NULL, false, 'seeds self-play, sampling and arena openings (default: random)'),
-    (32, 'openings', 'text', NULL, NULL, '{eco,startpos}', '"eco"', false, 'arena openings: pgmate.openings drawn by the seed (pgmate import --openings loads them), or the start position'),
-    (33, 'stop_after', 'text', NULL, NULL, '{selfplay,training}', NULL, true, 'this call stops after that step of its first iteration (the iteration stays in progress)')
+    (13, 'optimizer_state', 'text', NULL, NULL, '{carry,fresh}', '"carry"', false, 'carry: each training continues the AdamW moments of the one that made the current network (a veto starts afresh); fresh: a new optimizer every iteration'),
+    (14, 'window', 'int', 1, 100000000, NULL, '20000', false, 'newest self-play positions trained on'),
+    (15, 'pretrain_mix', 'number', 0, 0.95, NULL, NULL, false, 'share of pretraining rows in the training data (default 0.5 with pretrain_data, else 0)'),
+    (16, 'pretrain_data', 'text', NULL, NULL, NULL, NULL, false, 'a query of pretraining rows: board, history, repetitions, played, wdl (as pgmate.game_targets)'),
+    (17, 'kl_weight', 'number', 0, 100, NULL, NULL, false, 'weight of KL to the start network (default 0.1 when the run starts from a network, else 0)'),
+    (18, 'value_target', 'text', NULL, NULL, '{z,q,mix}', '"z"', false, 'value target: game result z, search value q, or a mix'),
+    (19, 'q_ratio', 'number', 0, 1, NULL, '0.5', false, 'share of q in the value target with value_target mix'),
+    (20, 'sample_one_in', 'int', 1, 1000, NULL, '1', false, 'train on 1 of every k positions of a game'),
+    (21, 'holdout', 'text', NULL, NULL, NULL, NULL, false, 'a query of held-out rows, measured after every training'),
+    (22, 'arena_interval', 'int', 1, 1000, NULL, '1', false, 'iterations between arena rounds'),
+    (23, 'arena_games', 'int', 2, 100000, NULL, '20', false, 'games of the candidate against the best network'),
+    (24, 'arena_simulations', 'int', 1, 100000, NULL, NULL, false, 'simulations per move in arena games (default: simulations)'),
+    (25, 'arena_search', 'text', NULL, NULL, '{puct,gumbel}', '"puct"', false, 'root search of the networks in arena games'),
+    (26, 'promotion_threshold', 'number', 0, 1, NULL, '0.55', false, 'score against the best network that promotes the candidate'),
+    (27, 'veto_threshold', 'number', 0, 1, NULL, '0.35', false, 'a score below this against the best, an older or the start network vetoes'),
+    (28, 'veto_games', 'int', 0, 100000, NULL, NULL, false, 'games against an older best and the start network (default: half of arena_games; 0: none)'),
+    (29, 'sanity_games', 'int', 0, 100000, NULL, '10', false, 'games against random and mcts:arena_simulations, recorded with every arena round'),
+    (30, 'kl_warning', 'number', 0, 100, NULL, '0.15', false, 'a KL above this is warned about'),
+    (31, 'kl_arena', 'number', 0, 100, NULL, '0.3', false, 'a KL above this calls an arena round at once'),
+    (32, 'seed', 'int', 0, 9.2e18, NULL, NULL, false, 'seeds self-play, sampling and arena openings (default: random)'),
+    (33, 'openings', 'text', NULL, NULL, '{eco,startpos}', '"eco"', false, 'arena openings: pgmate.openings drawn by the seed (pgmate import --openings loads them), or the start position'),
+    (34, 'stop_after', 'text', NULL, NULL, '{selfplay,training}', NULL, true, 'this call stops after that step of its first iteration (the iteration stays in progress)')
   ) AS o (position, name, kind, low, high, choices, default_value, per_call, description);
 COMMENT ON VIEW pgmate.learning_options IS 'the options of CALL pgmate.learn and pgmate learn: kind, bounds, default, meaning';
 
@@ -368,6 +369,7 @@ CREATE PROCEDURE pgmate.learn(run text, iterations int, options jsonb DEFAULT '{
     train_options jsonb;
     candidate bigint;
     training_run bigint;
+    optimizer_from bigint;
     last_log record;
     arena_round bool;
     arena jsonb;
@@ -481,6 +483,17 @@ CREATE PROCEDURE pgmate.learn(run text, iterations int, options jsonb DEFAULT '{
         END IF;
         IF s ? 'holdout' THEN
           train_options := train_options || jsonb_build_object('holdout', s->'holdout');
+        END IF;
+        -- The optimizer goes on from the training that made the current network, unless a
+        -- veto has put the best network back since (escalation starts a fresh optimizer).
+        -- Runs from before this setting train with a fresh one, as they began.
+        optimizer_from := NULL;
+        IF s->>'optimizer_state' = 'carry' THEN
+          SELECT i.training_run INTO optimizer_from FROM pgmate.learning_iterations i
+          WHERE i.run_id = r.id AND i.iteration = k - 1 AND i.decision <> 'vetoed' AND i.candidate = r.current_network;
+          IF optimizer_from IS NOT NULL THEN
+            train_options := train_options || jsonb_build_object('optimizer_from', optimizer_from);
+          END IF;
         END IF;
         RAISE NOTICE 'learn: run "%" iteration %: training network % for % steps', run, k, r.current_network, s->'steps';
         CALL pgmate.train(r.current_network, data_query, (s->>'steps')::bigint, train_options, candidate);

@@ -63,6 +63,8 @@ TrainingSettings parse_training_settings(std::int64_t steps, const std::string& 
       s.pause_after = flat_json_int(f, 0, std::int64_t{1} << 40, kWhat);
     } else if (f.key == "kl_reference") {
       s.kl_reference = flat_json_int(f, 0, std::numeric_limits<std::int64_t>::max(), kWhat);
+    } else if (f.key == "optimizer_from") {
+      s.optimizer_from = flat_json_int(f, 0, std::numeric_limits<std::int64_t>::max(), kWhat);
     } else {
       if (f.key == "total_steps") total_steps_given = true;
       if (trainer.size() > 1) trainer += ", ";
@@ -88,6 +90,7 @@ std::string settings_json(const TrainingSettings& s) {
                     ", \"holdout\": " + (s.holdout.empty() ? std::string("null") : json_string(s.holdout));
   // Only when set, so that the runs stored before the setting existed keep their identity.
   if (s.kl_reference != 0) out += ", \"kl_reference\": " + std::to_string(s.kl_reference);
+  if (s.optimizer_from != 0) out += ", \"optimizer_from\": " + std::to_string(s.optimizer_from);
   if (trainer.size() > 2) out += ", " + trainer.substr(1, trainer.size() - 2);
   return out + "}";
 }
@@ -193,8 +196,12 @@ HoldoutMetrics measure_holdout(WorkerClient& client, std::uint32_t session, cons
 TrainingResult run_training(WorkerClient& client, const TrainingJob& job, TrainingStore& store) {
   const TrainingSettings& s = job.settings;
   if (!job.data || job.data->size() == 0) throw std::invalid_argument("the training data has no rows");
-  const TrainSessionInfo info = client.train_start(job.config_json, job.weights, job.reference_weights,
-                                                   nn::to_json(s.trainer), job.resume_state);
+  if (s.optimizer_from != 0 && !job.resume_state && !job.optimizer_state)
+    throw std::invalid_argument("optimizer_from: the checkpoint of training run " + std::to_string(s.optimizer_from) +
+                                " was not given");
+  const TrainSessionInfo info =
+      client.train_start(job.config_json, job.weights, job.reference_weights, nn::to_json(s.trainer), job.resume_state,
+                         job.resume_state ? std::nullopt : job.optimizer_state);
   const std::uint32_t session = info.session;
   std::int64_t step = info.steps_done;
   const std::int64_t first_step = step;

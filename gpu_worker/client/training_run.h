@@ -36,6 +36,10 @@ namespace pgmate::worker {
 //   kl_reference      the network (an id of pgmate.networks) whose policy the trainer's KL
 //                     term measures against (0, the default: the network trained); the
 //                     learning loop keeps every candidate close to the pretrained network
+//   optimizer_from    a training run (an id of pgmate.training_runs) whose last checkpoint's
+//                     optimizer (moments and step count) this run continues instead of
+//                     starting cold (0, the default: a new optimizer); the learning loop's
+//                     next iteration goes on from the last one's
 // Without total_steps, the schedule's length is the run's steps.
 struct TrainingSettings {
   std::int64_t steps = 0;
@@ -47,6 +51,7 @@ struct TrainingSettings {
   std::string name;
   std::int64_t pause_after = 0;
   std::int64_t kl_reference = 0;
+  std::int64_t optimizer_from = 0;
   nn::TrainOptions trainer;
 };
 
@@ -116,6 +121,9 @@ struct TrainingJob {
   const SampleSet* data = nullptr;     // sealed, not empty
   const SampleSet* holdout = nullptr;  // sealed, or null
   std::optional<std::string> resume_state;  // a checkpoint of this run
+  // The checkpoint of run settings.optimizer_from, whose optimizer a new session takes (a
+  // resumed one has its own in its checkpoint).
+  std::optional<std::string> optimizer_state;
 };
 
 struct TrainingResult {

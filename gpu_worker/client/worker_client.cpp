@@ -471,13 +471,15 @@ std::string WorkerClient::status_json(std::uint32_t database) {
 
 TrainSessionInfo WorkerClient::train_start(const std::string& config_json, const std::string& weights,
                                            const std::optional<std::string>& reference_weights,
-                                           const std::string& options_json, const std::optional<std::string>& state) {
+                                           const std::string& options_json, const std::optional<std::string>& state,
+                                           const std::optional<std::string>& optimizer) {
   protocol::TrainStartRequest req;
   req.config = config_json;
   req.weights = weights;
   req.reference = reference_weights;
   req.options = options_json;
   req.state = state;
+  req.optimizer = optimizer;
   const auto reply = impl_->call_train<protocol::TrainStartReply>(req, "TRAIN_START");
   return TrainSessionInfo{reply.session, reply.steps_done, reply.device};
 }

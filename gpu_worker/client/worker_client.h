@@ -123,11 +123,13 @@ class WorkerClient {
   // Opens a session. config/weights: the network to train; reference: weights for the KL
   // term; options_json: TrainOptions JSON (nn/train_options.h); state: a checkpoint to
   // resume from (config and weights are then ignored; options replace the saved ones, ""
-  // keeps them). WorkerError for bad input or when the worker has no training (or already
-  // trains its maximum of sessions).
+  // keeps them); optimizer (without a state): a checkpoint of an earlier run whose optimizer
+  // the new session continues. WorkerError for bad input or when the worker has no training
+  // (or already trains its maximum of sessions).
   TrainSessionInfo train_start(const std::string& config_json, const std::string& weights,
                                const std::optional<std::string>& reference_weights, const std::string& options_json,
-                               const std::optional<std::string>& state);
+                               const std::optional<std::string>& state,
+                               const std::optional<std::string>& optimizer = std::nullopt);
   // samples: each one encode_train_sample's bytes (pre-encoded by the caller), sent in one
   // request (1..protocol::kMaxTrainSamples of them). One optimizer step, or with
   // evaluate_only the samples' losses in eval mode (step -1; nothing changes). WorkerError

@@ -103,13 +103,15 @@ class TorchTrainBackend final : public TrainBackend {
   std::unique_ptr<TrainSession> start(const std::string& config_json, const std::string& weights,
                                       const std::optional<std::string>& reference_weights,
                                       const std::string& options_json,
-                                      const std::optional<std::string>& state) override {
+                                      const std::optional<std::string>& state,
+                                      const std::optional<std::string>& optimizer) override {
     // Resuming with no options keeps the saved ones.
     std::optional<nn::TrainOptions> options;
     if (!state || !options_json.empty()) options = nn::parse_train_options(options_json);
     return translated(cuda_, [&] {
       nn::Trainer trainer = state ? nn::Trainer::resume(*state, reference_weights, device_, options)
                                   : nn::Trainer(config_json, weights, reference_weights, *options, device_);
+      if (!state && optimizer) trainer.take_optimizer(*optimizer);
       return std::make_unique<TorchTrainSession>(std::move(trainer), cuda_);
     });
   }

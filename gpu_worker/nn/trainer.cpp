@@ -21,6 +21,7 @@ const char* const kCheckpointKey = "pgmate_checkpoint";
 const char* const kCheckpointVersion = "1";
 const char* const kOptionsKey = "pgmate_train_options";
 const char* const kStepKey = "pgmate_step";
+const char* const kOptimizerStepKey = "pgmate_optimizer_step";
 const char* const kKlWeightKey = "pgmate_kl_weight";
 const char* const kReferenceKey = "pgmate_reference_checksum";
 const char* const kNoReference = "none";
@@ -170,6 +171,73 @@ torch::Tensor legal_log_softmax(const torch::Tensor& logits, const BatchTensors&
   return torch::log_softmax(legal_logits, 1).masked_fill(b.softmax_mask.logical_not(), 0.0);
 }
 
+// A non-negative decimal of a checkpoint's metadata.
+std::int64_t checkpoint_count(const std::string& text, const char* what) {
+  std::int64_t value = 0;
+  const auto r = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (r.ec != std::errc() || r.ptr != text.data() + text.size() || value < 0) {
+    bad_state(std::string("bad ") + what + " \"" + text + "\"");
+  }
+  return value;
+}
+
+// A checkpoint (Trainer::state) taken apart and checked: its metadata, the network's tensors
+// and the optimizer's. Points into the checkpoint's bytes, which must outlive it.
+struct ParsedCheckpoint {
+  SafetensorsView view;
+  NetworkConfig config;
+  TrainOptions options;
+  std::int64_t step = 0, optimizer_step = 0;
+  double kl_weight = 0;
+  std::vector<SafetensorsInput> network;  // as a weights file's tensors (names without the prefix)
+  std::unordered_map<std::string, const SafetensorsTensor*> optimizer;
+
+  const std::string& meta(const char* key) const {
+    const std::string* v = view.metadata_value(key);
+    if (!v) bad_state(std::string("no \"") + key + "\" metadata");
+    return *v;
+  }
+};
+
+ParsedCheckpoint parse_checkpoint(const std::string& state) {
+  ParsedCheckpoint c;
+  try {
+    c.view = parse_safetensors(state);
+  } catch (const std::invalid_argument& e) {
+    bad_state(e.what());
+  }
+  if (c.meta(kCheckpointKey) != kCheckpointVersion) {
+    bad_state("unsupported " + std::string(kCheckpointKey) + " \"" + c.meta(kCheckpointKey) + "\"");
+  }
+  try {
+    c.config = parse_network_config(c.meta(kWeightsConfigKey));
+    c.options = parse_train_options(c.meta(kOptionsKey));
+  } catch (const std::invalid_argument& e) {
+    bad_state(e.what());
+  }
+  c.step = checkpoint_count(c.meta(kStepKey), "step");
+  const std::string* optimizer_step = c.view.metadata_value(kOptimizerStepKey);
+  c.optimizer_step = optimizer_step ? checkpoint_count(*optimizer_step, "optimizer step") : c.step;
+  {
+    const std::string& text = c.meta(kKlWeightKey);
+    const auto r = std::from_chars(text.data(), text.data() + text.size(), c.kl_weight);
+    if (r.ec != std::errc() || r.ptr != text.data() + text.size() || !std::isfinite(c.kl_weight) || c.kl_weight < 0) {
+      bad_state("bad kl weight \"" + text + "\"");
+    }
+  }
+  const std::string network_prefix = kNetworkPrefix, optimizer_prefix = kOptimizerPrefix;
+  for (const SafetensorsTensor& t : c.view.tensors) {
+    if (t.name.rfind(network_prefix, 0) == 0) {
+      c.network.push_back({t.name.substr(network_prefix.size()), t.dtype, t.shape, c.view.bytes(t)});
+    } else if (t.name.rfind(optimizer_prefix, 0) == 0) {
+      c.optimizer.emplace(t.name, &t);
+    } else {
+      bad_state("unexpected tensor \"" + t.name + "\"");
+    }
+  }
+  return c;
+}
+
 }  // namespace
 
 struct Trainer::Impl {
@@ -183,6 +251,7 @@ struct Trainer::Impl {
   std::vector<torch::Tensor> first_moment;   // sgd momentum, adamw exp_avg
   std::vector<torch::Tensor> second_moment;  // adamw exp_avg_sq
   std::int64_t step = 0;
+  std::int64_t optimizer_step = 0;  // AdamW's bias correction; above step when taken from another run
   double kl_weight = 0;
   at::Generator generator;
   bool autocast = false;
@@ -281,7 +350,7 @@ struct Trainer::Impl {
       }
       return;
     }
-    const double t = static_cast<double>(step + 1);
+    const double t = static_cast<double>(optimizer_step + 1);
     const double bias1 = 1 - std::pow(options.beta1, t);
     const double bias2 = 1 - std::pow(options.beta2, t);
     for (std::size_t i = 0; i < parameters.size(); ++i) {
@@ -339,6 +408,7 @@ struct Trainer::Impl {
     apply_update(m.lr);
     clear_gradients();
     ++step;
+    ++optimizer_step;
     if (reference && options.kl_target > 0) {
       if (m.kl > options.kl_target * options.kl_factor) {
         kl_weight = std::min(kl_weight * options.kl_factor, options.kl_weight_max);
@@ -373,6 +443,45 @@ struct Trainer::Impl {
     return m;
   }
 
+  // The optimizer's buffers of a checkpoint: exactly one per parameter and kind, of its
+  // shape, finite. All are read before any is replaced, so a bad one changes nothing.
+  void load_optimizer(const ParsedCheckpoint& c) {
+    if (c.options.optimizer != options.optimizer) {
+      bad_state("saved with optimizer \"" + c.options.optimizer + "\", used with \"" + options.optimizer + "\"");
+    }
+    std::unordered_map<std::string, const SafetensorsTensor*> left = c.optimizer;
+    const auto read = [&](const char* suffix) {
+      std::vector<torch::Tensor> buffers;
+      for (const auto& [parameter, p] : parameters) {
+        const std::string name = kOptimizerPrefix + parameter + suffix;
+        const auto it = left.find(name);
+        if (it == left.end()) bad_state("missing tensor \"" + name + "\"");
+        const SafetensorsTensor& t = *it->second;
+        if (t.dtype != "F32" || t.shape != unsigned_shape(p)) {
+          bad_state("tensor \"" + name + "\" is not F32 of its parameter's shape");
+        }
+        const std::string_view data = c.view.bytes(t);
+        torch::Tensor cpu = torch::empty(p.sizes(), torch::kFloat32);
+        std::memcpy(cpu.data_ptr(), data.data(), data.size());
+        if (!torch::isfinite(cpu).all().item<bool>()) bad_state("tensor \"" + name + "\" holds NaN or infinity");
+        buffers.push_back(cpu.to(device));
+        left.erase(it);
+      }
+      return buffers;
+    };
+    std::vector<torch::Tensor> first, second;
+    if (options.optimizer == "sgd") {
+      first = read(".momentum");
+    } else {
+      first = read(".exp_avg");
+      second = read(".exp_avg_sq");
+    }
+    if (!left.empty()) bad_state("unexpected tensor \"" + left.begin()->first + "\"");
+    first_moment = std::move(first);
+    second_moment = std::move(second);
+    optimizer_step = c.optimizer_step;
+  }
+
   std::string state() const {
     const std::string weights = save_network(network);
     const SafetensorsView view = parse_safetensors(weights);
@@ -383,6 +492,7 @@ struct Trainer::Impl {
     metadata.emplace_back(kCheckpointKey, kCheckpointVersion);
     metadata.emplace_back(kOptionsKey, to_json(options));
     metadata.emplace_back(kStepKey, std::to_string(step));
+    metadata.emplace_back(kOptimizerStepKey, std::to_string(optimizer_step));
     metadata.emplace_back(kKlWeightKey, number_text(kl_weight));
     metadata.emplace_back(kReferenceKey, reference_checksum);
 
@@ -420,45 +530,10 @@ Trainer::Trainer(const std::string& config_json, const std::string& weights,
 
 Trainer Trainer::resume(const std::string& state, const std::optional<std::string>& reference_weights,
                         const std::string& device, const std::optional<TrainOptions>& options) {
-  SafetensorsView view;
-  try {
-    view = parse_safetensors(state);
-  } catch (const std::invalid_argument& e) {
-    bad_state(e.what());
-  }
-  const auto meta = [&](const char* key) -> const std::string& {
-    const std::string* v = view.metadata_value(key);
-    if (!v) bad_state(std::string("no \"") + key + "\" metadata");
-    return *v;
-  };
-  if (meta(kCheckpointKey) != kCheckpointVersion) {
-    bad_state("unsupported " + std::string(kCheckpointKey) + " \"" + meta(kCheckpointKey) + "\"");
-  }
-  NetworkConfig config;
-  TrainOptions saved_options;
-  try {
-    config = parse_network_config(meta(kWeightsConfigKey));
-    saved_options = parse_train_options(meta(kOptionsKey));
-  } catch (const std::invalid_argument& e) {
-    bad_state(e.what());
-  }
-  const TrainOptions chosen = options.value_or(saved_options);
-  if (chosen.optimizer != saved_options.optimizer) {
-    bad_state("saved with optimizer \"" + saved_options.optimizer + "\", resumed with \"" + chosen.optimizer + "\"");
-  }
-  std::int64_t step = 0;
-  {
-    const std::string& text = meta(kStepKey);
-    const auto r = std::from_chars(text.data(), text.data() + text.size(), step);
-    if (r.ec != std::errc() || r.ptr != text.data() + text.size() || step < 0) bad_state("bad step \"" + text + "\"");
-  }
-  double kl_weight = 0;
-  {
-    const std::string& text = meta(kKlWeightKey);
-    const auto r = std::from_chars(text.data(), text.data() + text.size(), kl_weight);
-    if (r.ec != std::errc() || r.ptr != text.data() + text.size() || !std::isfinite(kl_weight) || kl_weight < 0) {
-      bad_state("bad kl weight \"" + text + "\"");
-    }
+  const ParsedCheckpoint c = parse_checkpoint(state);
+  const TrainOptions chosen = options.value_or(c.options);
+  if (chosen.optimizer != c.options.optimizer) {
+    bad_state("saved with optimizer \"" + c.options.optimizer + "\", resumed with \"" + chosen.optimizer + "\"");
   }
   std::string given_reference = kNoReference;
   if (reference_weights) {
@@ -469,62 +544,36 @@ Trainer Trainer::resume(const std::string& state, const std::optional<std::strin
       // load_network names the problem below.
     }
   }
-  if (given_reference != meta(kReferenceKey)) {
-    bad_state("trained against reference weights " + meta(kReferenceKey) + ", resumed with " + given_reference);
+  if (given_reference != c.meta(kReferenceKey)) {
+    bad_state("trained against reference weights " + c.meta(kReferenceKey) + ", resumed with " + given_reference);
   }
 
   // The weights: the network.* tensors as a weights file, checked by load_network.
-  std::vector<SafetensorsInput> weight_inputs;
-  std::unordered_map<std::string, const SafetensorsTensor*> optimizer_tensors;
-  const std::string network_prefix = kNetworkPrefix, optimizer_prefix = kOptimizerPrefix;
-  for (const SafetensorsTensor& t : view.tensors) {
-    if (t.name.rfind(network_prefix, 0) == 0) {
-      weight_inputs.push_back({t.name.substr(network_prefix.size()), t.dtype, t.shape, view.bytes(t)});
-    } else if (t.name.rfind(optimizer_prefix, 0) == 0) {
-      optimizer_tensors.emplace(t.name, &t);
-    } else {
-      bad_state("unexpected tensor \"" + t.name + "\"");
-    }
-  }
   SafetensorsMetadata weights_metadata;
   for (const char* key : {kWeightsFormatKey, kWeightsConfigKey, kWeightsChecksumKey}) {
-    weights_metadata.emplace_back(key, meta(key));
+    weights_metadata.emplace_back(key, c.meta(key));
   }
   Network network{nullptr};
   try {
-    network = load_network(config, write_safetensors(weights_metadata, weight_inputs));
+    network = load_network(c.config, write_safetensors(weights_metadata, c.network));
   } catch (const std::invalid_argument& e) {
     bad_state(e.what());
   }
 
-  auto impl = std::make_unique<Impl>(config, std::move(network), reference_weights, chosen, device);
-  impl->step = step;
-  impl->kl_weight = kl_weight;
-  // The optimizer's buffers: exactly one per parameter and kind, of its shape, finite.
-  const auto load_buffers = [&](std::vector<torch::Tensor>& buffers, const char* suffix) {
-    for (std::size_t i = 0; i < buffers.size(); ++i) {
-      const std::string name = optimizer_prefix + impl->parameters[i].first + suffix;
-      const auto it = optimizer_tensors.find(name);
-      if (it == optimizer_tensors.end()) bad_state("missing tensor \"" + name + "\"");
-      const SafetensorsTensor& t = *it->second;
-      const torch::Tensor& p = impl->parameters[i].second;
-      if (t.dtype != "F32" || t.shape != unsigned_shape(p)) bad_state("tensor \"" + name + "\" is not F32 of its parameter's shape");
-      const std::string_view data = view.bytes(t);
-      torch::Tensor cpu = torch::empty(p.sizes(), torch::kFloat32);
-      std::memcpy(cpu.data_ptr(), data.data(), data.size());
-      if (!torch::isfinite(cpu).all().item<bool>()) bad_state("tensor \"" + name + "\" holds NaN or infinity");
-      buffers[i] = cpu.to(impl->device);
-      optimizer_tensors.erase(it);
-    }
-  };
-  if (chosen.optimizer == "sgd") {
-    load_buffers(impl->first_moment, ".momentum");
-  } else {
-    load_buffers(impl->first_moment, ".exp_avg");
-    load_buffers(impl->second_moment, ".exp_avg_sq");
-  }
-  if (!optimizer_tensors.empty()) bad_state("unexpected tensor \"" + optimizer_tensors.begin()->first + "\"");
+  auto impl = std::make_unique<Impl>(c.config, std::move(network), reference_weights, chosen, device);
+  impl->step = c.step;
+  impl->kl_weight = c.kl_weight;
+  impl->load_optimizer(c);
   return Trainer(std::move(impl));
+}
+
+void Trainer::take_optimizer(const std::string& state) {
+  const ParsedCheckpoint c = parse_checkpoint(state);
+  if (!(c.config == impl_->config)) {
+    bad_state("the optimizer was trained with a network of another configuration (" +
+              c.meta(kWeightsConfigKey) + ")");
+  }
+  impl_->load_optimizer(c);
 }
 
 Trainer::Trainer(Trainer&&) noexcept = default;
@@ -536,6 +585,7 @@ EvalMetrics Trainer::evaluate(const TrainBatch& batch) { return impl_->evaluate(
 std::string Trainer::weights() const { return save_network(impl_->network); }
 std::string Trainer::state() const { return impl_->state(); }
 std::int64_t Trainer::steps_done() const { return impl_->step; }
+std::int64_t Trainer::optimizer_steps() const { return impl_->optimizer_step; }
 double Trainer::kl_weight() const { return impl_->kl_weight; }
 const TrainOptions& Trainer::options() const { return impl_->options; }
 const NetworkConfig& Trainer::config() const { return impl_->config; }

@@ -26,6 +26,9 @@
 //             pgmate_checkpoint: "1"
 //             pgmate_train_options: to_json(options)
 //             pgmate_step: steps taken, decimal
+//             pgmate_optimizer_step: the optimizer's own step count (AdamW's bias correction),
+//               decimal; above pgmate_step when the optimizer came from an earlier run
+//               (take_optimizer); absent in older checkpoints, where it equals pgmate_step
 //             pgmate_kl_weight: the adaptive KL weight, shortest exact decimal
 //             pgmate_reference_checksum: the reference weights' pgmate_checksum, or "none"
 //
@@ -60,6 +63,14 @@ class Trainer {
   static Trainer resume(const std::string& state, const std::optional<std::string>& reference_weights,
                         const std::string& device = "cpu", const std::optional<TrainOptions>& options = std::nullopt);
 
+  // Continues the optimizer of another training run (the learning loop's next iteration):
+  // the moments and the optimizer's step count of `state` (a checkpoint of a network of
+  // the same configuration, trained with the same optimizer) replace this trainer's, so
+  // that its next update is the one that run would have made on the same weights. The
+  // weights, the step count, the options and the KL weight stay this trainer's. Throws
+  // std::invalid_argument naming what does not fit; the trainer is then unchanged.
+  void take_optimizer(const std::string& state);
+
   Trainer(Trainer&&) noexcept;
   Trainer& operator=(Trainer&&) noexcept;
   ~Trainer();
@@ -79,6 +90,7 @@ class Trainer {
   std::string state() const;
 
   std::int64_t steps_done() const;
+  std::int64_t optimizer_steps() const;  // steps the optimizer's moments have seen
   double kl_weight() const;
   const TrainOptions& options() const;
   const NetworkConfig& config() const;

@@ -695,6 +695,8 @@ void encode(Writer& w, const TrainStartRequest& m) {
   w.string(m.options);
   w.u8(m.state ? 1 : 0);
   if (m.state) w.string(*m.state);
+  w.u8(m.optimizer ? 1 : 0);
+  if (m.optimizer) w.string(*m.optimizer);
 }
 void decode(Reader& r, TrainStartRequest& m) {
   m.config = r.string("the configuration");
@@ -704,6 +706,9 @@ void decode(Reader& r, TrainStartRequest& m) {
   m.options = r.string("the options");
   m.state.reset();
   if (decode_flag(r, "has_state")) m.state = r.string("the state");
+  m.optimizer.reset();
+  if (decode_flag(r, "has_optimizer")) m.optimizer = r.string("the optimizer checkpoint");
+  if (m.state && m.optimizer) r.fail("a resumed session keeps its own optimizer: give a state or an optimizer, not both");
 }
 
 void encode(Writer& w, const TrainStartReply& m) {

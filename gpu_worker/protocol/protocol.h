@@ -2,7 +2,7 @@
 //
 // Frame = 16-byte header + payload, every integer little-endian:
 //   bytes 0..3    magic "PGMW"
-//   bytes 4..5    protocol version (kVersion = 3)
+//   bytes 4..5    protocol version (kVersion = 4)
 //   bytes 6..7    message type (MessageType)
 //   bytes 8..11   request id (chosen by the client, echoed in the reply)
 //   bytes 12..15  payload length
@@ -42,7 +42,8 @@ namespace pgmate::worker::protocol {
 static_assert(std::endian::native == std::endian::little, "the worker protocol code assumes a little-endian host");
 
 inline constexpr char kMagic[4] = {'P', 'G', 'M', 'W'};
-inline constexpr std::uint16_t kVersion = 3;  // 2: networks named by NetworkKey; 3: training sessions
+inline constexpr std::uint16_t kVersion = 4;  // 2: networks named by NetworkKey; 3: training sessions;
+                                              // 4: a new session may take an earlier run's optimizer
 inline constexpr std::size_t kHeaderSize = 16;
 inline constexpr std::size_t kPackedSize = 32;
 inline constexpr std::size_t kCheckersBoardSize = 13;  // 3 x u32 masks + u8 side
@@ -58,7 +59,8 @@ enum class MessageType : std::uint16_t {
   kStatus = 7,         // u32 database (0: every database's networks)
   kCheckersPerft = 8,  // checkers board (13 bytes), u8 depth, u8 device (PerftDevice), u8 rule (0 any, 1 longest)
   kTrainStart = 9,     // string config, string weights, u8 has_reference [string reference weights],
-                       // string options (TrainOptions JSON), u8 has_state [string state (a checkpoint)]
+                       // string options (TrainOptions JSON), u8 has_state [string state (a checkpoint)],
+                       // u8 has_optimizer [string optimizer (a checkpoint whose optimizer a new session takes)]
   kTrainStep = 10,     // u32 session, u8 mode (TrainMode), u32 count (1..8192), count x TrainSample
   kTrainSave = 11,     // u32 session, u8 flags (kTrainSave*: send weights, send state, close)
 
@@ -268,6 +270,9 @@ struct TrainStartRequest {
   std::optional<std::string> reference;  // weights for the KL term
   std::string options;  // TrainOptions JSON; with a state, replaces the saved options ("": keep them)
   std::optional<std::string> state;      // a checkpoint to resume from
+  // Without a state: a checkpoint of an earlier run whose optimizer (moments, step count)
+  // the new session continues (nn::Trainer::take_optimizer).
+  std::optional<std::string> optimizer;
 };
 struct TrainStartReply {
   static constexpr MessageType kType = MessageType::kTrainStartReply;

@@ -37,12 +37,15 @@ class TrainBackend {
   virtual std::string device() const = 0;
   // A new session: from config and weights, or, given a state, resumed from it (config and
   // weights are then ignored; options replace the saved ones, "" keeps them). reference:
-  // weights for the KL term. Throws std::invalid_argument for bad input (configuration,
-  // weights, options, state), std::runtime_error when the device cannot take it.
+  // weights for the KL term. optimizer (without a state): a checkpoint of an earlier run
+  // whose optimizer the new session continues. Throws std::invalid_argument for bad input
+  // (configuration, weights, options, state, optimizer), std::runtime_error when the device
+  // cannot take it.
   virtual std::unique_ptr<TrainSession> start(const std::string& config_json, const std::string& weights,
                                               const std::optional<std::string>& reference_weights,
                                               const std::string& options_json,
-                                              const std::optional<std::string>& state) = 0;
+                                              const std::optional<std::string>& state,
+                                              const std::optional<std::string>& optimizer) = 0;
 };
 
 // The LibTorch trainer (nn/torch_train_backend.cpp). device: "cpu", "cuda", "cuda:N" or

@@ -122,7 +122,8 @@ void TrainSessions::start(std::uint64_t conn, protocol::TrainStartRequest reques
         std::unique_ptr<TrainSession> trainer;
         if (skip(cancelled, give_back) ||
             !guarded(give_back, [&] {
-              trainer = backend_->start(req->config, req->weights, req->reference, req->options, req->state);
+              trainer = backend_->start(req->config, req->weights, req->reference, req->options, req->state,
+                                       req->optimizer);
             })) {
           if (!given_back) --count_;
           return;
@@ -134,7 +135,7 @@ void TrainSessions::start(std::uint64_t conn, protocol::TrainStartRequest reques
         reply.steps_done = trainer->steps_done();
         reply.device = trainer->device();
         log("training session " + std::to_string(id) + " opened on " + reply.device + " at step " +
-            std::to_string(reply.steps_done) + (req->state ? " (resumed)" : "") + "; " +
+            std::to_string(reply.steps_done) + (req->state ? " (resumed)" : req->optimizer ? " (optimizer taken over)" : "") + "; " +
             std::to_string(sessions_.size() + 1) + " open");
         sessions_.emplace(id, Session{conn, std::move(trainer)});
         done(std::move(reply));

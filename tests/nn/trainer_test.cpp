@@ -613,6 +613,66 @@ TEST(Trainer, ResumeRepeatsTheUninterruptedRunExactly) {
   }
 }
 
+// The learning loop's next training takes the last one's optimizer: on the same weights, its
+// first update is the one the earlier run would have made next, step for step.
+TEST(Trainer, TakeOptimizerContinuesAnotherRunsUpdates) {
+  const std::string json = R"({"optimizer": "adamw", "lr": 0.003, "schedule": "constant", "dropout": 0, "seed": 3})";
+  std::vector<nn::TrainBatch> batches;
+  for (unsigned i = 0; i < 6; ++i) batches.push_back(make_batch(4, 70 + i, i % 2 == 0));
+  nn::Trainer earlier(kTiny, tiny_weights(21), std::nullopt, options(json));
+  for (int i = 0; i < 3; ++i) earlier.step(batches[static_cast<std::size_t>(i)]);
+  const std::string state = earlier.state();
+
+  nn::Trainer next(kTiny, earlier.weights(), std::nullopt, options(json));
+  next.take_optimizer(state);
+  EXPECT_EQ(next.steps_done(), 0);
+  EXPECT_EQ(next.optimizer_steps(), 3);
+  nn::Trainer cold(kTiny, earlier.weights(), std::nullopt, options(json));
+  for (int i = 3; i < 6; ++i) {
+    const auto a = earlier.step(batches[static_cast<std::size_t>(i)]);
+    const auto b = next.step(batches[static_cast<std::size_t>(i)]);
+    cold.step(batches[static_cast<std::size_t>(i)]);
+    EXPECT_EQ(a.total_loss, b.total_loss) << "step " << i;
+    EXPECT_EQ(a.grad_norm, b.grad_norm) << "step " << i;
+  }
+  EXPECT_EQ(next.weights(), earlier.weights());
+  EXPECT_NE(cold.weights(), earlier.weights());  // a cold optimizer moves otherwise
+
+  // Its checkpoint counts both: its own steps, and the optimizer's.
+  const std::string next_state = next.state();
+  const nn::SafetensorsView view = nn::parse_safetensors(next_state);
+  EXPECT_EQ(*view.metadata_value("pgmate_step"), "3");
+  EXPECT_EQ(*view.metadata_value("pgmate_optimizer_step"), "6");
+  nn::Trainer resumed = nn::Trainer::resume(next_state, std::nullopt);
+  EXPECT_EQ(resumed.steps_done(), 3);
+  EXPECT_EQ(resumed.optimizer_steps(), 6);
+  EXPECT_EQ(resumed.state(), next_state);
+
+  // What does not fit is named, and the trainer stays as it was.
+  nn::Trainer sgd(kTiny, earlier.weights(), std::nullopt, options(R"({"optimizer": "sgd", "dropout": 0})"));
+  const std::string before = sgd.state();
+  expect_throws<std::invalid_argument>([&] { sgd.take_optimizer(state); }, "optimizer \"adamw\"");
+  EXPECT_EQ(sgd.state(), before);
+  const std::string other = R"({"preset": "tiny", "heads": 2})";  // the same tensor shapes, another network
+  nn::Trainer different(other, nn::init_network_bytes(nn::parse_network_config(other), 4), std::nullopt,
+                        options(json));
+  const std::string untouched = different.state();
+  expect_throws<std::invalid_argument>([&] { different.take_optimizer(state); }, "another configuration");
+  EXPECT_EQ(different.state(), untouched);
+  expect_throws<std::invalid_argument>([&] { next.take_optimizer(earlier.weights()); }, "pgmate_checkpoint");
+  // A checkpoint from before the optimizer's own count: the step count stands for it.
+  std::string old_state;
+  {
+    nn::SafetensorsMetadata metadata;
+    for (const auto& [key, value] : view.metadata)
+      if (key != "pgmate_optimizer_step") metadata.emplace_back(key, value);
+    std::vector<nn::SafetensorsInput> inputs;
+    for (const nn::SafetensorsTensor& t : view.tensors) inputs.push_back({t.name, t.dtype, t.shape, view.bytes(t)});
+    old_state = nn::write_safetensors(metadata, inputs);
+  }
+  EXPECT_EQ(nn::Trainer::resume(old_state, std::nullopt).optimizer_steps(), 3);
+}
+
 TEST(Trainer, StateFormatAndRefusals) {
   const std::string weights = tiny_weights(14), reference = tiny_weights(15);
   nn::Trainer trainer(kTiny, weights, reference, options(R"({"optimizer": "adamw", "kl_weight": 0.1})"));
@@ -621,6 +681,7 @@ TEST(Trainer, StateFormatAndRefusals) {
   const nn::SafetensorsView view = nn::parse_safetensors(state);
   EXPECT_EQ(*view.metadata_value("pgmate_checkpoint"), "1");
   EXPECT_EQ(*view.metadata_value("pgmate_step"), "1");
+  EXPECT_EQ(*view.metadata_value("pgmate_optimizer_step"), "1");
   EXPECT_EQ(*view.metadata_value("pgmate_kl_weight"), "0.1");
   EXPECT_EQ(*view.metadata_value("pgmate_config"), nn::to_json(nn::parse_network_config(kTiny)));
   EXPECT_EQ(*view.metadata_value("pgmate_reference_checksum"),

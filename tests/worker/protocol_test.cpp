@@ -104,6 +104,7 @@ std::vector<std::pair<MessageType, Bytes>> sample_frames() {
   add(StatusReply{"{\"device\":\"cpu\"}"});
   add(TrainStartRequest{"{\"blocks\":2}", "weights", std::string("reference"), "{\"lr\":0.1}", std::string("state")});
   add(TrainStartRequest{"tiny", "weights", std::nullopt, "", std::nullopt});
+  add(TrainStartRequest{"tiny", "weights", std::nullopt, "", std::nullopt, std::string("optimizer")});
   add(TrainStartReply{3, 120, "cuda:0"});
   add(TrainStepRequest{3, TrainMode::kStep, {train_sample(), train_sample(1, 0)}});
   add(TrainStepReply{TrainMetrics{7, 1.5, 0.5, 0.01, 2.01, 0.25, 0.001, 3.5, 0.2, 2}});
@@ -229,7 +230,7 @@ TEST(WorkerProtocol, RoundTripsEveryMessage) {
 
 TEST(WorkerProtocol, WireLayoutIsLittleEndianAndFixed) {
   const Bytes f = encode_frame(0x01020304, PerftReply{0x1122334455667788ull});
-  const Bytes expected = {'P', 'G', 'M', 'W', 3, 0, 0x02, 0x80, 4, 3, 2, 1, 8, 0, 0, 0,
+  const Bytes expected = {'P', 'G', 'M', 'W', 4, 0, 0x02, 0x80, 4, 3, 2, 1, 8, 0, 0, 0,
                           0x88, 0x77, 0x66, 0x55, 0x44, 0x33, 0x22, 0x11};
   EXPECT_EQ(f, expected);
   // PERFT: 32-byte packed board, depth, device.
@@ -393,7 +394,8 @@ TEST(WorkerProtocol, RejectsBadHeaders) {
     EXPECT_NE(std::string(e.what()).find("magic"), std::string::npos) << e.what();
   }
 
-  for (std::uint8_t version : {1, 2, 4}) {  // 1: before networks had keys; 2: before training sessions
+  for (std::uint8_t version : {1, 2, 3, 5}) {  // 1: before networks had keys; 2: before training sessions;
+                                              // 3: before sessions could take an optimizer
     bad = good;
     bad[4] = version;
     try {
@@ -610,10 +612,15 @@ TEST(WorkerProtocol, TrainingMessagesRoundTrip) {
   EXPECT_EQ(start.options, "{\"lr\":0.5}");
   ASSERT_TRUE(start.state);
   EXPECT_EQ(*start.state, blob.substr(11));
+  EXPECT_FALSE(start.optimizer);
   auto bare = round_trip(TrainStartRequest{"", "", std::nullopt, "", std::string()});
   EXPECT_FALSE(bare.reference);
   ASSERT_TRUE(bare.state);  // present, if empty
   EXPECT_TRUE(bare.state->empty());
+  auto taking = round_trip(TrainStartRequest{"tiny", blob, std::nullopt, "", std::nullopt, blob.substr(3)});
+  EXPECT_FALSE(taking.state);
+  ASSERT_TRUE(taking.optimizer);
+  EXPECT_EQ(*taking.optimizer, blob.substr(3));
   auto started = round_trip(TrainStartReply{0xFFFFFFFF, 1ll << 40, "cuda:0"});
   EXPECT_EQ(started.session, 0xFFFFFFFFu);
   EXPECT_EQ(started.steps_done, 1ll << 40);
@@ -792,8 +799,13 @@ TEST(WorkerProtocol, TrainingRejectsMalformedPayloadsNamingTheSample) {
   start[8] = 2;  // has_reference
   expect_refused(start, "has_reference 2", [](const Bytes& b) { decode_payload<TrainStartRequest>(b); });
   start = encode_payload(TrainStartRequest{"", "", std::nullopt, "", std::nullopt});
-  start.back() = 7;  // has_state
+  start[start.size() - 2] = 7;  // has_state
   expect_refused(start, "has_state 7", [](const Bytes& b) { decode_payload<TrainStartRequest>(b); });
+  start = encode_payload(TrainStartRequest{"", "", std::nullopt, "", std::nullopt});
+  start.back() = 3;  // has_optimizer
+  expect_refused(start, "has_optimizer 3", [](const Bytes& b) { decode_payload<TrainStartRequest>(b); });
+  start = encode_payload(TrainStartRequest{"", "", std::nullopt, "", std::string("s"), std::string("o")});
+  expect_refused(start, "a state or an optimizer, not both", [](const Bytes& b) { decode_payload<TrainStartRequest>(b); });
   Bytes started = encode_payload(TrainStartReply{1, 0, "cpu"});
   std::memset(started.data(), 0, 4);
   expect_refused(started, "session 0", [](const Bytes& b) { decode_payload<TrainStartReply>(b); });

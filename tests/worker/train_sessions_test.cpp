@@ -78,7 +78,8 @@ class FakeTrainBackend : public TrainBackend {
   explicit FakeTrainBackend(std::shared_ptr<FakeTrainState> state) : state_(std::move(state)) {}
   std::string device() const override { return "fake"; }
   std::unique_ptr<TrainSession> start(const std::string& config, const std::string&, const std::optional<std::string>&,
-                                      const std::string&, const std::optional<std::string>& state) override {
+                                      const std::string&, const std::optional<std::string>& state,
+                                      const std::optional<std::string>&) override {
     if (config == "bad") throw std::invalid_argument("network config: bad");
     return std::make_unique<FakeSession>(state_, state ? std::int64_t(state->size()) : 0);
   }

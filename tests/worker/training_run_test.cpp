@@ -118,6 +118,7 @@ TEST(TrainingSettings, BadOptionsAreRefusedNamingTheKey) {
   EXPECT_NE(message(0, "{}").find("steps"), std::string::npos);
   EXPECT_NE(message(10, R"({"kl_reference": 3})").find("kl_weight"), std::string::npos);
   EXPECT_NE(message(10, R"({"kl_reference": -1, "kl_weight": 0.1})").find("kl_reference"), std::string::npos);
+  EXPECT_NE(message(10, R"({"optimizer_from": "last"})").find("optimizer_from"), std::string::npos);
 }
 
 TEST(TrainingSettings, SettingsJsonIdentifiesWhatChangesTheWeights) {
@@ -135,6 +136,12 @@ TEST(TrainingSettings, SettingsJsonIdentifiesWhatChangesTheWeights) {
   EXPECT_NE(settings_json(d), settings_json(e));
   EXPECT_NE(settings_json(d).find("\"kl_reference\": 7"), std::string::npos);
   EXPECT_EQ(settings_json(e).find("kl_reference"), std::string::npos);
+  // So does the optimizer a run continues.
+  const TrainingSettings f = parse_training_settings(100, R"({"batch": 32, "optimizer_from": 12})");
+  EXPECT_EQ(f.optimizer_from, 12);
+  EXPECT_NE(settings_json(f), settings_json(b));
+  EXPECT_NE(settings_json(f).find("\"optimizer_from\": 12"), std::string::npos);
+  EXPECT_EQ(settings_json(b).find("optimizer_from"), std::string::npos);
 }
 
 }  // namespace

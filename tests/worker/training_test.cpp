@@ -235,6 +235,41 @@ TEST(WorkerTraining, AResumedSessionTakesTheSameNextStep) {
   EXPECT_NE(msg.find("reference"), std::string::npos) << msg;
 }
 
+// The learning loop's next candidate: a new session on the trained weights that takes the
+// last run's optimizer makes the update that run would have made next (a step count of its
+// own: 0); one that does not makes another.
+TEST(WorkerTraining, ANewSessionTakesAnEarlierRunsOptimizer) {
+  TrainingServer ts;
+  WorkerClient client = ts.client();
+  const std::string options = R"({"optimizer": "adamw", "lr": 0.002, "schedule": "constant", "dropout": 0, "seed": 8})";
+  std::vector<std::vector<Bytes>> batches;
+  for (int i = 0; i < 4; ++i) batches.push_back(make_samples(40 + i, 6, i % 2 == 0));
+  const auto run = client.train_start(kTiny, client.init_network_weights(kTiny, 6), std::nullopt, options, std::nullopt);
+  for (int i = 0; i < 2; ++i) client.train_step(run.session, spans(batches[std::size_t(i)]));
+  const auto saved = client.train_save(run.session, true, true);
+
+  const auto next = client.train_start(kTiny, saved.weights, std::nullopt, options, std::nullopt, saved.state);
+  const auto cold = client.train_start(kTiny, saved.weights, std::nullopt, options, std::nullopt);
+  EXPECT_EQ(next.steps_done, 0);
+  for (int i = 2; i < 4; ++i) {
+    SCOPED_TRACE("step " + std::to_string(i));
+    const auto a = client.train_step(run.session, spans(batches[std::size_t(i)]));
+    const auto b = client.train_step(next.session, spans(batches[std::size_t(i)]));
+    client.train_step(cold.session, spans(batches[std::size_t(i)]));
+    EXPECT_EQ(b.step, i - 2);
+    EXPECT_EQ(a.total_loss, b.total_loss);
+    EXPECT_EQ(a.grad_norm, b.grad_norm);
+  }
+  const std::string trained = client.train_save(run.session, true, false).weights;
+  EXPECT_EQ(client.train_save(next.session, true, false).weights, trained);
+  EXPECT_NE(client.train_save(cold.session, true, false).weights, trained);
+  // An optimizer of another kind is refused, naming it.
+  const std::string msg = worker_error([&] {
+    client.train_start(kTiny, saved.weights, std::nullopt, R"({"optimizer": "sgd"})", std::nullopt, saved.state);
+  });
+  EXPECT_NE(msg.find("optimizer"), std::string::npos) << msg;
+}
+
 TEST(WorkerTraining, AnIllegalTargetMoveIsNamedAndTheSessionGoesOn) {
   TrainingServer ts;
   WorkerClient client = ts.client();
