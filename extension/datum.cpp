@@ -72,8 +72,8 @@ std::vector<Datum> array_elements(FunctionCallInfo fcinfo, int n, const char* wh
   return out;
 }
 
-MoveValues move_values_arg(FunctionCallInfo fcinfo, int n) {
-  ArrayType* array = pg_call([&] { return PG_GETARG_ARRAYTYPE_P(n); });
+MoveValues move_values(Datum datum) {
+  ArrayType* array = pg_call([&] { return DatumGetArrayTypeP(datum); });
   const int count = pg_call([&] { return ArrayGetNItems(ARR_NDIM(array), ARR_DIMS(array)); });
   MoveValues values;
   values.dimensions = ARR_NDIM(array);

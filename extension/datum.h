@@ -46,7 +46,8 @@ struct MoveValues {
   int first_null = -1;                     // index of the first NULL element, -1 for none
   int dimensions = 1;
 };
-MoveValues move_values_arg(FunctionCallInfo fcinfo, int n);
+MoveValues move_values(Datum array);
+inline MoveValues move_values_arg(FunctionCallInfo fcinfo, int n) { return move_values(PG_GETARG_DATUM(n)); }
 
 // The moves of a one-dimensional move[] argument as their 16-bit values, in place; NULL
 // elements are an error naming their position, as for array_elements.

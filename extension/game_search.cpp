@@ -10,6 +10,7 @@
 #include "chess/fen.h"
 #include "datum.h"
 #include "guard.h"
+#include "position_index.h"
 
 using namespace pgmate;
 
@@ -30,7 +31,7 @@ namespace pgmate::pg {
 
 // A row's generated columns and then its CHECK each ask for the same game in turn: the last
 // summary is kept with its input's bytes (the packed start and the moves), and given again
-// only for exactly those bytes.
+// only for exactly those bytes. Its index entries go to remember_game_entries.
 const gamedb::GameSummary& game_summary_arg(FunctionCallInfo fcinfo) {
   static std::string last_input;
   static gamedb::GameSummary last;
@@ -40,7 +41,12 @@ const gamedb::GameSummary& game_summary_arg(FunctionCallInfo fcinfo) {
   input.append(reinterpret_cast<const char*>(bits.data()), bits.size_bytes());
   if (input != last_input) {
     last_input.clear();  // a summary that throws half-made is not kept
-    last = gamedb::summarize(board_arg(fcinfo, 0), moves_arg(fcinfo, 1));
+    // The same replay yields the game's position index entries, kept for the insert
+    // trigger (a row being stored is summarized for its columns and CHECK first).
+    static std::vector<gamedb::PositionEntry> entries;
+    entries.clear();
+    last = gamedb::summarize(board_arg(fcinfo, 0), moves_arg(fcinfo, 1), &entries);
+    if (last.legal) remember_game_entries(input, entries);
     last_input = std::move(input);
   }
   return last;

@@ -18,6 +18,7 @@
 #include <queue>
 #include <string>
 #include <tuple>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -355,6 +356,62 @@ std::uint64_t merge_all() {
 
 // ------------------------------------------------------------------ games to entries
 
+// What remember_game_entries keeps: each game's entries in one array, found by the game's bytes.
+class RememberedEntries {
+ public:
+  // 8M entries (128 MB): a statement of about 100,000 games; those past it are replayed.
+  static constexpr std::size_t kMaxEntries = std::size_t{1} << 23;
+
+  void add(std::string_view game_bytes, std::span<const PositionEntry> entries) {
+    if (entries_.size() + entries.size() > kMaxEntries) return;
+    if (!registered_) {
+      pg_call([] { RegisterXactCallback(at_transaction_end, nullptr); });
+      registered_ = true;
+    }
+    if (where_.emplace(std::string(game_bytes), std::make_pair(entries_.size(), entries.size())).second)
+      entries_.insert(entries_.end(), entries.begin(), entries.end());
+  }
+
+  bool empty() const { return where_.empty(); }
+
+  // The game's entries, or an empty span when none are kept.
+  std::span<const PositionEntry> find(const std::string& game_bytes) const {
+    const auto it = where_.find(game_bytes);
+    if (it == where_.end()) return {};
+    return std::span<const PositionEntry>(entries_).subspan(it->second.first, it->second.second);
+  }
+
+  void clear() {
+    std::unordered_map<std::string, std::pair<std::size_t, std::size_t>>().swap(where_);
+    std::vector<PositionEntry>().swap(entries_);
+  }
+
+ private:
+  static void at_transaction_end(XactEvent event, void*);
+
+  std::unordered_map<std::string, std::pair<std::size_t, std::size_t>> where_;
+  std::vector<PositionEntry> entries_;
+  bool registered_ = false;
+};
+
+RememberedEntries remembered;
+
+void RememberedEntries::at_transaction_end(XactEvent event, void*) {
+  if (event == XACT_EVENT_COMMIT || event == XACT_EVENT_ABORT || event == XACT_EVENT_PREPARE ||
+      event == XACT_EVENT_PARALLEL_COMMIT || event == XACT_EVENT_PARALLEL_ABORT)
+    remembered.clear();
+}
+
+// The game's bytes as remember_game_entries keys them; false for moves that are not one
+// plain list (NULL elements, more dimensions), which only a replay can report on.
+bool game_bytes(Datum start, Datum moves, std::string& out) {
+  const pg::MoveValues values = pg::move_values(moves);
+  if (values.dimensions > 1 || values.first_null >= 0) return false;
+  out.assign(DatumGetPointer(start), pg::kBoardSize);
+  out.append(reinterpret_cast<const char*>(values.present.data()), values.present.size_bytes());
+  return true;
+}
+
 // The entries of the games a query returns (columns id, start, moves, result), sorted.
 // A game id beyond the index's 32 bits is an error naming it.
 std::vector<PositionEntry> game_entries(const char* query) {
@@ -363,8 +420,33 @@ std::vector<PositionEntry> game_entries(const char* query) {
   SPITupleTable* table = SPI_tuptable;
   const std::uint64_t n = SPI_processed;
   std::vector<Datum> move_datums;
+  std::string bytes;
   for (std::uint64_t i = 0; i < n; ++i) {
     if (i % 256 == 0) pg::check_for_interrupts();
+    if (!remembered.empty()) {
+      // The entries the row's summary computed, when kept: the game is not replayed again.
+      std::int64_t id = 0;
+      std::span<const PositionEntry> found;
+      gamedb::GameResult result = gamedb::GameResult::kUnknown;
+      pg_call([&] {
+        bool is_null;
+        HeapTuple row = table->vals[i];
+        id = DatumGetInt64(SPI_getbinval(row, table->tupdesc, 1, &is_null));
+        const Datum start = SPI_getbinval(row, table->tupdesc, 2, &is_null);
+        const Datum moves = SPI_getbinval(row, table->tupdesc, 3, &is_null);
+        if (!game_bytes(start, moves, bytes)) return;
+        found = remembered.find(bytes);
+        if (found.empty()) return;
+        char* r = TextDatumGetCString(SPI_getbinval(row, table->tupdesc, 4, &is_null));
+        result = gamedb::parse_result(r);
+        pfree(r);
+      });
+      if (!found.empty() && id >= 0 && static_cast<std::uint64_t>(id) <= gamedb::kMaxGameId) {
+        for (const PositionEntry& e : found)
+          entries.push_back({e.key, static_cast<std::uint32_t>(id), gamedb::EntryCode::with_result(e.code, result)});
+        continue;
+      }
+    }
     std::int64_t id = 0;
     Datum start_datum = 0;
     std::string result;
@@ -399,6 +481,7 @@ std::vector<PositionEntry> game_entries(const char* query) {
     gamedb::append_game_entries(static_cast<std::uint64_t>(id), start, moves, gamedb::parse_result(result), entries);
   }
   pg_call([&] { SPI_freetuptable(table); });
+  remembered.clear();  // this statement's games are read; the next statement brings its own
   gamedb::sort_entries(entries);
   return entries;
 }
@@ -859,4 +942,8 @@ PGMATE_FUNCTION(explorer) {
     }
   });
   return Datum(0);
+}
+
+void pg::remember_game_entries(std::string_view game_bytes, std::span<const gamedb::PositionEntry> entries) {
+  remembered.add(game_bytes, entries);
 }

@@ -149,19 +149,26 @@ namespace {
 constexpr int kPromotedBit = 40;
 }  // namespace
 
-GameSummary summarize(const chess::Board& start, std::span<const chess::Move> moves) {
+GameSummary summarize(const chess::Board& start, std::span<const chess::Move> moves,
+                      std::vector<PositionEntry>* entries) {
   GameSummary summary;
   chess::Board b = start;
   bool promoted = false;
   summary.squares.add(b);
+  std::vector<PositionEntry> unused;
+  const std::size_t entries_before = entries ? entries->size() : 0;
+  GameEntries positions(0, GameResult::kUnknown, entries ? *entries : unused);
   try {
     for (const chess::Move given : moves) {
       const chess::Move m = chess::resolve_move(b, given);
       promoted |= m.kind() == chess::kPromotion;
+      if (entries) positions.add(b, m);
       chess::play_checked(b, m);
       summary.squares.add(b);
     }
+    if (entries) positions.add(b, chess::Move());
   } catch (const chess::IllegalMove&) {
+    if (entries) entries->resize(entries_before);
     return GameSummary{};
   }
   summary.legal = true;

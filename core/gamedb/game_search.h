@@ -10,8 +10,10 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "chess/board.h"
+#include "gamedb/position_index.h"
 
 namespace pgmate::gamedb {
 
@@ -73,13 +75,16 @@ struct SquareSignature {
 };
 
 // Everything one replay of a game yields for storing it: whether every move is legal (the
-// games table's CHECK) and, when so, both signatures.
+// games table's CHECK) and, when so, both signatures. Given `entries`, the same replay
+// appends the game's position index entries there (game 0, result unknown: the caller's to
+// fill in with EntryCode::with_result), for a legal game only.
 struct GameSummary {
   bool legal = false;
   std::uint64_t material_signature = 0;
   SquareSignature squares;
 };
-GameSummary summarize(const chess::Board& start, std::span<const chess::Move> moves);
+GameSummary summarize(const chess::Board& start, std::span<const chess::Move> moves,
+                      std::vector<PositionEntry>* entries = nullptr);
 
 // Whether some position of the game (start, then after each move) has the material, or
 // matches the pattern. Moves are resolved as the games table stores them (from, to,

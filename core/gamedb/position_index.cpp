@@ -52,6 +52,10 @@ std::uint16_t EntryCode::make(chess::Move move, GameResult result) {
   return static_cast<std::uint16_t>(move.from() | (move.to() << 6) | promotion | (static_cast<unsigned>(result) << 12));
 }
 
+std::uint16_t EntryCode::with_result(std::uint16_t code, GameResult result) {
+  return static_cast<std::uint16_t>((code & ~kResultMask) | (static_cast<unsigned>(result) << 12));
+}
+
 std::uint16_t EntryCode::move_bits(std::uint16_t code) { return static_cast<std::uint16_t>(code & ~kResultMask); }
 
 chess::Move EntryCode::move(const chess::Board& position, std::uint16_t code) {
@@ -70,26 +74,25 @@ void append_game_entries(std::uint64_t game, const chess::Board& start, std::spa
   if (game > kMaxGameId)
     throw std::out_of_range("game id " + std::to_string(game) + " is above the position index's limit " +
                             std::to_string(kMaxGameId));
-  const auto id = static_cast<std::uint32_t>(game);
+  GameEntries entries(static_cast<std::uint32_t>(game), result, out);
+  chess::Board b = start;
+  for (const chess::Move given : moves) {
+    const chess::Move m = chess::resolve_move(b, given);
+    entries.add(b, m);
+    chess::play_checked(b, m);
+  }
+  entries.add(b, chess::Move());
+}
+
+void GameEntries::add(const chess::Board& b, chess::Move played) {
   // A position can only come back while the halfmove clock runs: a pawn move or a capture
   // (which reset it) can never be undone. So each position is looked for among the
   // positions since the last reset with the same side to move, a few plies at most.
-  std::vector<std::uint64_t> keys;  // by ply
-  keys.reserve(moves.size() + 1);
-  chess::Board b = start;
-  auto is_new = [&] {
-    const std::size_t ply = keys.size(), back = std::min<std::size_t>(b.halfmove, ply);
-    for (std::size_t d = 2; d <= back; d += 2)
-      if (keys[ply - d] == b.key) return false;
-    return true;
-  };
-  for (const chess::Move given : moves) {
-    const chess::Move m = chess::resolve_move(b, given);
-    if (is_new()) out.push_back({b.key, id, EntryCode::make(m, result)});
-    keys.push_back(b.key);
-    chess::play_checked(b, m);
-  }
-  if (is_new()) out.push_back({b.key, id, EntryCode::make(chess::Move(), result)});
+  const std::size_t ply = keys_.size(), back = std::min<std::size_t>(b.halfmove, ply);
+  bool is_new = true;
+  for (std::size_t d = 2; d <= back && is_new; d += 2) is_new = keys_[ply - d] != b.key;
+  if (is_new) out_.push_back({b.key, game_, EntryCode::make(played, result_)});
+  keys_.push_back(b.key);
 }
 
 std::string encode_block(std::span<const PositionEntry> entries) {

@@ -42,6 +42,8 @@ struct EntryCode {
   // none (a code read against the wrong position).
   static chess::Move move(const chess::Board& position, std::uint16_t code);
   static GameResult result(std::uint16_t code);
+  // The same code with another result.
+  static std::uint16_t with_result(std::uint16_t code, GameResult result);
   static bool ends_here(std::uint16_t code) { return move_bits(code) == 0; }
 };
 
@@ -55,6 +57,23 @@ struct PositionEntry {
 
 // The largest game id the index holds (ids are stored in 32 bits).
 inline constexpr std::uint64_t kMaxGameId = 0xFFFFFFFFu;
+
+// The entries of one game as it is replayed: add() each position with the move played from
+// it, then the final one with a null move. A position repeated within the game keeps its
+// first occurrence. Shared by append_game_entries and summarize (game_search.h), so that a
+// stored game's summary and its index entries can come from one replay.
+class GameEntries {
+ public:
+  GameEntries(std::uint32_t game, GameResult result, std::vector<PositionEntry>& out)
+      : game_(game), result_(result), out_(out) {}
+  void add(const chess::Board& position, chess::Move played);
+
+ private:
+  std::uint32_t game_;
+  GameResult result_;
+  std::vector<PositionEntry>& out_;
+  std::vector<std::uint64_t> keys_;  // by ply
+};
 
 // The entries of one game: every distinct position from `start` through the final one, each
 // with the move played from it (none for the final position) and `result`. Each move is

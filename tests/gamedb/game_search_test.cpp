@@ -102,6 +102,43 @@ TEST(GameSearch, SameAsTestingEveryPosition) {
   (void)material_hits;
 }
 
+// A stored game's summary and its position index entries come from one replay: the entries
+// are append_game_entries' (game 0, result unknown until the caller sets them), repeated
+// positions included; an illegal game yields none and leaves what was there.
+TEST(GameSearch, SummaryEntriesAreTheGamesIndexEntries) {
+  std::mt19937 rng(11);
+  std::vector<pgmate::gamedb::PositionEntry> summarized = {{1, 2, 3}};  // kept as it is
+  int with_repeats = 0;
+  for (int game = 0; game < 200; ++game) {
+    // Kings and knights shuffle back and forth: positions come back within a game.
+    Board b = chess::parse_fen(game % 2 ? "4k3/8/8/3n4/8/8/8/4K1N1 w - - 0 1" : "startpos");
+    const Board start = b;
+    std::vector<Move> moves;
+    for (int ply = 0; ply < 80; ++ply) {
+      chess::MoveList list;
+      chess::legal_moves(b, list);
+      if (list.size == 0) break;
+      const Move m = list.moves[rng() % list.size];
+      moves.push_back(m);
+      b.play(m);
+    }
+    const auto result = static_cast<pgmate::gamedb::GameResult>(game % 4);
+    std::vector<pgmate::gamedb::PositionEntry> replayed, from_summary;
+    pgmate::gamedb::append_game_entries(77, start, moves, result, replayed);
+    ASSERT_TRUE(summarize(start, moves, &from_summary).legal);
+    for (auto& e : from_summary) {
+      EXPECT_EQ(e.game, 0u);
+      e = {e.key, 77, pgmate::gamedb::EntryCode::with_result(e.code, result)};
+    }
+    EXPECT_EQ(from_summary, replayed) << game;
+    with_repeats += replayed.size() < moves.size() + 1;
+  }
+  EXPECT_GT(with_repeats, 20);
+  const std::vector<Move> illegal = {Move(12, 28), Move(12, 28)};  // e2e4 twice
+  EXPECT_FALSE(summarize(chess::parse_fen("startpos"), illegal, &summarized).legal);
+  EXPECT_EQ(summarized, (std::vector<pgmate::gamedb::PositionEntry>{{1, 2, 3}}));
+}
+
 // The summary of a game: legal or not, the same material signature, and squares that never
 // rule out a pattern the game matched but rule out most that it did not.
 TEST(GameSearch, SquareSignaturePrunesOnlyPatternsNeverMatched) {
