@@ -15,7 +15,6 @@
 #include <climits>
 #include <cstdint>
 #include <cstring>
-#include <queue>
 #include <string>
 #include <tuple>
 #include <unordered_map>
@@ -279,26 +278,52 @@ std::pair<std::int64_t, std::uint64_t> merge_range(const std::vector<std::int64_
   readers.reserve(runs.size());
   for (std::int64_t r : runs) readers.emplace_back(r, sql_key(low), sql_key(high));
   RunWriter w(level);
-  // A min-heap of the readers by their head entry: a bulk import's final merge takes
-  // hundreds of runs at once.
-  auto later = [&](std::size_t a, std::size_t b) { return readers[b].head() < readers[a].head(); };
-  std::priority_queue<std::size_t, std::vector<std::size_t>, decltype(later)> heads(later);
+  // A min-heap of the readers' head entries, each with its reader: a bulk import's final
+  // merge takes a hundred runs at once. The heads are copied into the heap, so that a
+  // comparison reads no reader's buffer, and the smallest is replaced in place by its
+  // reader's next entry (one sift instead of a pop and a push).
+  struct Head {
+    PositionEntry entry;
+    std::size_t reader;
+  };
+  std::vector<Head> heap;
   for (std::size_t i = 0; i < readers.size(); ++i)
-    if (!readers[i].done()) heads.push(i);
+    if (!readers[i].done()) heap.push_back({readers[i].head(), i});
+  const auto later = [](const Head& a, const Head& b) { return b.entry < a.entry; };
+  std::make_heap(heap.begin(), heap.end(), later);
+  const auto sift_down_top = [&] {
+    const std::size_t n = heap.size();
+    std::size_t at = 0;
+    const Head moving = heap[0];
+    for (;;) {
+      std::size_t child = 2 * at + 1;
+      if (child >= n) break;
+      if (child + 1 < n && heap[child + 1].entry < heap[child].entry) ++child;
+      if (!(heap[child].entry < moving.entry)) break;
+      heap[at] = heap[child];
+      at = child;
+    }
+    heap[at] = moving;
+  };
   bool any = false;
   PositionEntry last{};
-  while (!heads.empty()) {
-    const std::size_t i = heads.top();
-    heads.pop();
-    const PositionEntry e = readers[i].head();
+  while (!heap.empty()) {
+    const PositionEntry e = heap[0].entry;
     // A block at either end of the range may hold keys outside it.
     if (e.key >= low && e.key <= high && (!any || !(e == last))) {
       w.add(e);
       last = e;
       any = true;
     }
-    readers[i].advance();
-    if (!readers[i].done()) heads.push(i);
+    RunReader& reader = readers[heap[0].reader];
+    reader.advance();
+    if (reader.done()) {
+      std::pop_heap(heap.begin(), heap.end(), later);
+      heap.pop_back();
+    } else {
+      heap[0].entry = reader.head();
+      sift_down_top();
+    }
   }
   const std::int64_t run = w.id();
   const std::uint64_t entries = w.finish();
