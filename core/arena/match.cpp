@@ -240,12 +240,8 @@ void MatchRunner::run(const std::vector<std::int64_t>& indexes, const std::funct
     return s;
   };
 
-  std::vector<std::unique_ptr<Slot>> slots;
-  for (int i = 0; i < slots_needed; ++i) slots.push_back(start_game());
-
-  // Ends a game: records it, hands it over, and puts the next game in its place.
-  auto finish = [&](std::size_t i, std::string result, std::string termination) {
-    Slot& s = *slots[i];
+  // Records a finished game and hands it over.
+  auto record = [&](Slot& s, std::string result, std::string termination) {
     s.record.moves = s.game.moves();
     s.record.result = std::move(result);
     s.record.termination = std::move(termination);
@@ -257,25 +253,34 @@ void MatchRunner::run(const std::vector<std::int64_t>& indexes, const std::funct
     else ++stats_.draws;
     free_engine_slots.push_back(s.engine_slot);
     on_game(s.record);
-    if (auto fresh = start_game()) {
+  };
+  std::vector<std::unique_ptr<Slot>> slots(static_cast<std::size_t>(slots_needed));
+  // Puts the next game in slot i, or removes the slot when no game is left (then false). A
+  // game whose opening already ended it (a mate in the line: two of the ECO lines end so)
+  // is over at once, and the next one takes its place: no player is asked to move in it.
+  auto refill = [&](std::size_t i) {
+    for (;;) {
+      std::unique_ptr<Slot> fresh = start_game();
+      if (!fresh) {
+        slots.erase(slots.begin() + std::ptrdiff_t(i));
+        return false;
+      }
       slots[i] = std::move(fresh);
-      return true;
+      const chess::GameStatus status = slots[i]->game.status();
+      if (status == chess::GameStatus::kOngoing) return true;
+      record(*slots[i], result_of(slots[i]->game, status), std::string(chess::status_name(status)));
     }
-    slots.erase(slots.begin() + std::ptrdiff_t(i));
-    return false;
+  };
+  for (std::size_t i = 0; i < slots.size();)
+    if (refill(i)) ++i;
+
+  // Ends a game: records it, hands it over, and puts the next game in its place.
+  auto finish = [&](std::size_t i, std::string result, std::string termination) {
+    record(*slots[i], std::move(result), std::move(termination));
+    return refill(i);
   };
   // The mover loses: its side's loss as a result string.
   auto loss_for_mover = [](const Slot& s) { return s.game.board().side == chess::kWhite ? "0-1" : "1-0"; };
-
-  // A game whose opening already ended it (a mate in the line) is over at once.
-  for (std::size_t i = 0; i < slots.size();) {
-    const chess::GameStatus status = slots[i]->game.status();
-    if (status == chess::GameStatus::kOngoing) {
-      ++i;
-      continue;
-    }
-    if (!finish(i, result_of(slots[i]->game, status), std::string(chess::status_name(status)))) continue;
-  }
 
   std::vector<mcts::EvalRequest> requests;
   std::vector<mcts::EvalResult> results;

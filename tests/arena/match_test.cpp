@@ -175,6 +175,27 @@ TEST(Match, OpeningsArePlayedTwiceWithColoursSwapped) {
   EXPECT_EQ(shuffled.size(), 2u);
 }
 
+// Two ECO lines end in mate. A game from such an opening is over before anyone moves, also
+// when it starts in the place of a finished game (one game at a time here: every game but
+// the first does); no search is ever started on it.
+TEST(Match, AnOpeningThatEndsTheGameIsOverAtOnce) {
+  const auto openings = parse_pgn_openings("[Opening \"quiet\"]\n\n1. e4 *\n\n[Opening \"mated\"]\n\n1. f3 e5 2. g4 Qh4# *\n");
+  ASSERT_EQ(openings.size(), 2u);
+  MatchConfig config;
+  config.parallel = 1;
+  config.max_plies = 16;
+  const auto games = play("mcts:8", "random", 6, config, openings);
+  int mated = 0;
+  for (const auto& g : games) {
+    if (g.pair % 2 == 0) continue;
+    ++mated;
+    EXPECT_EQ(g.termination, "checkmate");
+    EXPECT_EQ(g.result, "0-1");
+    EXPECT_EQ(g.moves.size(), 4u);
+  }
+  EXPECT_EQ(mated, 2);
+}
+
 TEST(Match, PureMctsBeatsRandom) {
   MatchConfig config;
   config.parallel = 8;
