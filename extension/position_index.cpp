@@ -17,7 +17,6 @@
 #include <cstring>
 #include <string>
 #include <tuple>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -381,71 +380,115 @@ std::uint64_t merge_all() {
 
 // ------------------------------------------------------------------ games to entries
 
-// What remember_game_entries keeps: each game's entries in one array, found by the game's bytes.
+// Memory kept from statement to statement while it stays below kKeepBytes: an import's
+// batches each need some tens of megabytes, and memory given back and asked for again has
+// its pages faulted in anew every time (as costly as the replays remember_game_entries saves).
+constexpr std::size_t kKeepBytes = std::size_t{48} << 20;
+
+// A statement's entries and the sort's second buffer (game_entries).
+struct StatementBuffers {
+  std::vector<PositionEntry> entries, scratch;
+
+  // At the end of a transaction: what grew past kKeepBytes is given back.
+  void trim() {
+    for (std::vector<PositionEntry>* v : {&entries, &scratch})
+      if (v->capacity() * sizeof(PositionEntry) > kKeepBytes) std::vector<PositionEntry>().swap(*v);
+  }
+};
+StatementBuffers statement_buffers;
+
+void clean_up_at_transaction_end();
+
+// What remember_game_entries keeps, in the order the games came: their bytes one after
+// another, and their entries. A statement's rows reach its trigger in the order they were
+// stored, so the trigger finds each row's game as the next one kept (or a few further on,
+// past games summarized for something else), by comparing bytes: no hashing, no lookup.
 class RememberedEntries {
  public:
   // 8M entries (128 MB): a statement of about 100,000 games; those past it are replayed.
   static constexpr std::size_t kMaxEntries = std::size_t{1} << 23;
+  static constexpr std::size_t kLookAhead = 4;
 
   void add(std::string_view game_bytes, std::span<const PositionEntry> entries) {
     if (entries_.size() + entries.size() > kMaxEntries) return;
-    if (!registered_) {
-      pg_call([] { RegisterXactCallback(at_transaction_end, nullptr); });
-      registered_ = true;
+    clean_up_at_transaction_end();
+    bytes_.append(game_bytes);
+    byte_ends_.push_back(bytes_.size());
+    entries_.insert(entries_.end(), entries.begin(), entries.end());
+    entry_ends_.push_back(entries_.size());
+  }
+
+  bool empty() const { return byte_ends_.size() == next_; }
+
+  // The entries of the game (start: the packed board; moves: the 16-bit values) when it is
+  // among the next games kept; those before it are passed over. Empty when it is not.
+  std::span<const PositionEntry> take(const char* start, std::span<const std::uint16_t> moves) {
+    const std::size_t size = pg::kBoardSize + moves.size_bytes();
+    for (std::size_t k = next_; k < byte_ends_.size() && k < next_ + kLookAhead; ++k) {
+      const std::size_t from = k == 0 ? 0 : byte_ends_[k - 1];
+      if (byte_ends_[k] - from != size || std::memcmp(bytes_.data() + from, start, pg::kBoardSize) != 0 ||
+          std::memcmp(bytes_.data() + from + pg::kBoardSize, moves.data(), moves.size_bytes()) != 0)
+        continue;
+      next_ = k + 1;
+      const std::size_t first = k == 0 ? 0 : entry_ends_[k - 1];
+      return std::span<const PositionEntry>(entries_).subspan(first, entry_ends_[k] - first);
     }
-    if (where_.emplace(std::string(game_bytes), std::make_pair(entries_.size(), entries.size())).second)
-      entries_.insert(entries_.end(), entries.begin(), entries.end());
+    return {};
   }
 
-  bool empty() const { return where_.empty(); }
-
-  // The game's entries, or an empty span when none are kept.
-  std::span<const PositionEntry> find(const std::string& game_bytes) const {
-    const auto it = where_.find(game_bytes);
-    if (it == where_.end()) return {};
-    return std::span<const PositionEntry>(entries_).subspan(it->second.first, it->second.second);
-  }
-
+  // Empties it, keeping its memory below kKeepBytes for the next statement.
   void clear() {
-    std::unordered_map<std::string, std::pair<std::size_t, std::size_t>>().swap(where_);
-    std::vector<PositionEntry>().swap(entries_);
+    next_ = 0;
+    if (entries_.capacity() * sizeof(PositionEntry) + bytes_.capacity() > kKeepBytes) {
+      std::string().swap(bytes_);
+      std::vector<std::size_t>().swap(byte_ends_);
+      std::vector<PositionEntry>().swap(entries_);
+      std::vector<std::size_t>().swap(entry_ends_);
+      return;
+    }
+    bytes_.clear();
+    byte_ends_.clear();
+    entries_.clear();
+    entry_ends_.clear();
   }
 
  private:
-  static void at_transaction_end(XactEvent event, void*);
-
-  std::unordered_map<std::string, std::pair<std::size_t, std::size_t>> where_;
+  std::string bytes_;
+  std::vector<std::size_t> byte_ends_;  // game k's bytes end here
   std::vector<PositionEntry> entries_;
-  bool registered_ = false;
+  std::vector<std::size_t> entry_ends_;  // game k's entries end here
+  std::size_t next_ = 0;                 // the first game not taken yet
 };
 
 RememberedEntries remembered;
 
-void RememberedEntries::at_transaction_end(XactEvent event, void*) {
+void at_transaction_end(XactEvent event, void*) {
   if (event == XACT_EVENT_COMMIT || event == XACT_EVENT_ABORT || event == XACT_EVENT_PREPARE ||
-      event == XACT_EVENT_PARALLEL_COMMIT || event == XACT_EVENT_PARALLEL_ABORT)
+      event == XACT_EVENT_PARALLEL_COMMIT || event == XACT_EVENT_PARALLEL_ABORT) {
     remembered.clear();
+    statement_buffers.trim();
+  }
 }
 
-// The game's bytes as remember_game_entries keys them; false for moves that are not one
-// plain list (NULL elements, more dimensions), which only a replay can report on.
-bool game_bytes(Datum start, Datum moves, std::string& out) {
-  const pg::MoveValues values = pg::move_values(moves);
-  if (values.dimensions > 1 || values.first_null >= 0) return false;
-  out.assign(DatumGetPointer(start), pg::kBoardSize);
-  out.append(reinterpret_cast<const char*>(values.present.data()), values.present.size_bytes());
-  return true;
+void clean_up_at_transaction_end() {
+  static bool registered = false;
+  if (registered) return;
+  pg_call([] { RegisterXactCallback(at_transaction_end, nullptr); });
+  registered = true;
 }
 
-// The entries of the games a query returns (columns id, start, moves, result), sorted.
-// A game id beyond the index's 32 bits is an error naming it.
-std::vector<PositionEntry> game_entries(const char* query) {
-  std::vector<PositionEntry> entries;
+// The entries of the games a query returns (columns id, start, moves, result), sorted, in
+// a buffer that the next call reuses. A game id beyond the index's 32 bits is an error
+// naming it.
+const std::vector<PositionEntry>& game_entries(const char* query) {
+  clean_up_at_transaction_end();
+  std::vector<PositionEntry>& entries = statement_buffers.entries;
+  entries.clear();
   spi_exec(query);
   SPITupleTable* table = SPI_tuptable;
   const std::uint64_t n = SPI_processed;
   std::vector<Datum> move_datums;
-  std::string bytes;
+  entries.reserve(static_cast<std::size_t>(n) * 64);  // about a game's distinct positions
   for (std::uint64_t i = 0; i < n; ++i) {
     if (i % 256 == 0) pg::check_for_interrupts();
     if (!remembered.empty()) {
@@ -458,9 +501,11 @@ std::vector<PositionEntry> game_entries(const char* query) {
         HeapTuple row = table->vals[i];
         id = DatumGetInt64(SPI_getbinval(row, table->tupdesc, 1, &is_null));
         const Datum start = SPI_getbinval(row, table->tupdesc, 2, &is_null);
-        const Datum moves = SPI_getbinval(row, table->tupdesc, 3, &is_null);
-        if (!game_bytes(start, moves, bytes)) return;
-        found = remembered.find(bytes);
+        // Moves that are not one plain list (NULL elements, more dimensions) are left to
+        // the replay, which says what is wrong.
+        const pg::MoveValues moves = pg::move_values(SPI_getbinval(row, table->tupdesc, 3, &is_null));
+        if (moves.dimensions > 1 || moves.first_null >= 0) return;
+        found = remembered.take(DatumGetPointer(start), moves.present);
         if (found.empty()) return;
         char* r = TextDatumGetCString(SPI_getbinval(row, table->tupdesc, 4, &is_null));
         result = gamedb::parse_result(r);
@@ -507,7 +552,7 @@ std::vector<PositionEntry> game_entries(const char* query) {
   }
   pg_call([&] { SPI_freetuptable(table); });
   remembered.clear();  // this statement's games are read; the next statement brings its own
-  gamedb::sort_entries(entries);
+  gamedb::sort_entries(entries, statement_buffers.scratch);
   return entries;
 }
 
@@ -592,7 +637,7 @@ void for_each_entry_range(std::uint64_t key, bool fresh, F&& f) {
 // Takes the entries of the games of `query` (id, start, moves, result: as they were
 // indexed) out of the blocks that hold them.
 void remove_games(const char* query) {
-  std::vector<PositionEntry> gone = game_entries(query);
+  const std::vector<PositionEntry>& gone = game_entries(query);
   if (gone.empty()) return;
   std::vector<std::uint32_t> games;
   for (const auto& e : gone) games.push_back(e.game);
@@ -675,7 +720,7 @@ std::uint64_t rebuild() {
     const std::string query =
         "SELECT id, start, moves, result FROM pgmate.games WHERE id > " + std::to_string(after) + " ORDER BY id LIMIT " +
         std::to_string(kRebuildChunk);
-    const std::vector<PositionEntry> entries = game_entries(query.c_str());
+    const std::vector<PositionEntry>& entries = game_entries(query.c_str());
     if (entries.empty()) break;
     // Every game has at least its start position's entry: the chunk's last game is the
     // largest game among its entries.

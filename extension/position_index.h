@@ -13,10 +13,11 @@ namespace pgmate::pg {
 extern bool position_index_deferred_merges;
 
 // The index entries of a game whose summary a row's generated columns or CHECK have just
-// computed (game_search.cpp: the same replay), by the game's bytes (the packed start, then
+// computed (game_search.cpp: the same replay), with the game's bytes (the packed start, then
 // the moves' 16-bit values; game 0, result unknown), for the insert trigger to take instead
-// of replaying each game once more. Keyed by content, so nothing kept can go stale; bounded,
-// and emptied at the end of each statement's trigger and of each transaction.
+// of replaying each game once more: it takes them in the order the rows came, each only
+// for exactly the same bytes, so nothing kept can be taken for another game. Bounded, and
+// emptied at the end of each statement's trigger and of each transaction.
 void remember_game_entries(std::string_view game_bytes, std::span<const gamedb::PositionEntry> entries);
 
 }  // namespace pgmate::pg

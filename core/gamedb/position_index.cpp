@@ -148,6 +148,11 @@ std::vector<EncodedBlock> encode_run(std::span<const PositionEntry> sorted) {
 }
 
 void sort_entries(std::vector<PositionEntry>& entries) {
+  std::vector<PositionEntry> scratch;
+  sort_entries(entries, scratch);
+}
+
+void sort_entries(std::vector<PositionEntry>& entries, std::vector<PositionEntry>& scratch) {
   // Keys are hashes, spread evenly: one counting pass on their top 16 bits leaves small
   // buckets to sort, about three times faster than one sort of millions of entries.
   constexpr int kBucketBits = 16;
@@ -159,7 +164,8 @@ void sort_entries(std::vector<PositionEntry>& entries) {
     std::vector<std::size_t> start(kBuckets + 1, 0);
     for (const PositionEntry& e : entries) ++start[bucket(e) + 1];
     for (std::size_t i = 1; i <= kBuckets; ++i) start[i] += start[i - 1];
-    std::vector<PositionEntry> sorted(entries.size());
+    std::vector<PositionEntry>& sorted = scratch;
+    sorted.resize(entries.size());
     std::vector<std::size_t> fill(start.begin(), start.end() - 1);
     for (const PositionEntry& e : entries) sorted[fill[bucket(e)]++] = e;
     for (std::size_t i = 0; i < kBuckets; ++i) std::sort(sorted.begin() + start[i], sorted.begin() + start[i + 1]);
