@@ -16,6 +16,27 @@ namespace {
 using chess::Board;
 using chess::Move;
 
+// A game of random legal moves (at most `plies`) from `start`, with every position it passes.
+struct RandomGame {
+  Board start;
+  std::vector<Move> moves;
+  std::vector<Board> positions;
+};
+RandomGame random_game(std::mt19937& rng, const Board& start, int plies) {
+  RandomGame g{start, {}, {start}};
+  Board b = start;
+  for (int ply = 0; ply < plies; ++ply) {
+    chess::MoveList list;
+    chess::legal_moves(b, list);
+    if (list.size == 0) break;
+    const Move m = list.moves[rng() % list.size];
+    g.moves.push_back(m);
+    b.play(m);
+    g.positions.push_back(b);
+  }
+  return g;
+}
+
 TEST(Material, TextAndParse) {
   EXPECT_EQ(Material::of(chess::parse_fen("startpos")).text(), "KQRRBBNNPPPPPPPPvKQRRBBNNPPPPPPPP");
   const Material m = Material::of(chess::parse_fen("8/8/4k3/8/2r5/8/3RP3/4K3 w - - 0 1"));
@@ -58,19 +79,8 @@ TEST(GameSearch, SameAsTestingEveryPosition) {
   const Pattern pattern = Pattern::parse("8/8/8/8/8/8/8/5R2");  // a white rook on f1
   int material_hits = 0, pattern_hits = 0, pruned = 0;
   for (int game = 0; game < 300; ++game) {
-    Board b = chess::parse_fen("4k3/pp3ppp/8/8/8/8/PPP2PPP/R3K2R w KQ - 0 1");
-    const Board start = b;
-    std::vector<Move> moves;
-    std::vector<Board> positions = {b};
-    for (int ply = 0; ply < 120; ++ply) {
-      chess::MoveList list;
-      chess::legal_moves(b, list);
-      if (list.size == 0) break;
-      const Move m = list.moves[rng() % list.size];
-      moves.push_back(m);
-      b.play(m);
-      positions.push_back(b);
-    }
+    const auto [start, moves, positions] =
+        random_game(rng, chess::parse_fen("4k3/pp3ppp/8/8/8/8/PPP2PPP/R3K2R w KQ - 0 1"), 120);
     // The material of a position in the middle of the game: found, and a material no
     // position had: not found.
     const Material wanted = Material::of(positions[positions.size() / 2]);
@@ -111,17 +121,8 @@ TEST(GameSearch, SummaryEntriesAreTheGamesIndexEntries) {
   int with_repeats = 0;
   for (int game = 0; game < 200; ++game) {
     // Kings and knights shuffle back and forth: positions come back within a game.
-    Board b = chess::parse_fen(game % 2 ? "4k3/8/8/3n4/8/8/8/4K1N1 w - - 0 1" : "startpos");
-    const Board start = b;
-    std::vector<Move> moves;
-    for (int ply = 0; ply < 80; ++ply) {
-      chess::MoveList list;
-      chess::legal_moves(b, list);
-      if (list.size == 0) break;
-      const Move m = list.moves[rng() % list.size];
-      moves.push_back(m);
-      b.play(m);
-    }
+    const auto [start, moves, positions] =
+        random_game(rng, chess::parse_fen(game % 2 ? "4k3/8/8/3n4/8/8/8/4K1N1 w - - 0 1" : "startpos"), 80);
     const auto result = static_cast<pgmate::gamedb::GameResult>(game % 4);
     std::vector<pgmate::gamedb::PositionEntry> replayed, from_summary;
     pgmate::gamedb::append_game_entries(77, start, moves, result, replayed);
@@ -151,19 +152,11 @@ TEST(GameSearch, SquareSignaturePrunesOnlyPatternsNeverMatched) {
     patterns.push_back(Pattern::parse(p));
   int matched = 0, pruned = 0;
   for (int game = 0; game < 200; ++game) {
-    Board b = chess::parse_fen("startpos");
-    const Board start = b;
+    const RandomGame played = random_game(rng, chess::parse_fen("startpos"), 150);
+    const Board& start = played.start;
+    const std::vector<Board>& positions = played.positions;
     std::vector<Move> moves;
-    std::vector<Board> positions = {b};
-    for (int ply = 0; ply < 150; ++ply) {
-      chess::MoveList list;
-      chess::legal_moves(b, list);
-      if (list.size == 0) break;
-      const Move m = list.moves[rng() % list.size];
-      moves.push_back(chess::board_free(m));  // as stored
-      b.play(m);
-      positions.push_back(b);
-    }
+    for (const Move m : played.moves) moves.push_back(chess::board_free(m));  // as stored
     const GameSummary summary = summarize(start, moves);
     ASSERT_TRUE(summary.legal);
     EXPECT_EQ(summary.material_signature, material_signature(start, moves));
