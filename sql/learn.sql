@@ -35,6 +35,7 @@ CALL pgmate.learn('bad', 1, '{"games": 3.5}');
 CALL pgmate.learn('bad', 1, '{"games": "many"}');
 CALL pgmate.learn('bad', 1, '{"search": "mcts"}');
 CALL pgmate.learn('bad', 1, '{"optimizer_state": "warm"}');
+CALL pgmate.learn('bad', 1, '{"promotion_elo0": 10, "promotion_elo1": 5}');
 CALL pgmate.learn('bad', 1, '{"arena_games": 3}');
 CALL pgmate.learn('bad', 1, '{"veto_threshold": 0.6}');
 CALL pgmate.learn('bad', 1, '{"pretrain_mix": 0.5}');
@@ -147,6 +148,16 @@ FROM pgmate.learning_iterations i JOIN pgmate.learning_runs r ON r.id = i.run_id
 JOIN pgmate.training_runs t ON t.id = i.training_run
 LEFT JOIN pgmate.learning_iterations p ON p.run_id = i.run_id AND p.iteration = i.iteration - 1
 ORDER BY r.name, i.iteration;
+
+-- promotion by SPRT: the same drawn games that reach the score threshold of 0.5 above
+-- promote nothing here, since no H1 is accepted; the verdict is kept with the match
+SET client_min_messages = error;
+CALL pgmate.learn('sprt', 1, jsonb_set(:'promoting_options'::jsonb, '{promotion_elo1}', '10'));
+RESET client_min_messages;
+SELECT i.decision, i.arena->'best'->>'sprt' AS verdict, i.arena->'best'->>'games' AS games,
+       i.reason LIKE '%SPRT [0, 10]: undecided%' AS reason, m.options->>'sprt_elo1' AS match_elo1
+FROM pgmate.learning_iterations i JOIN pgmate.learning_runs r ON r.id = i.run_id
+JOIN pgmate.matches m ON m.name = i.arena->'best'->>'match' WHERE r.name = 'sprt';
 
 -- what a run looks like
 SELECT run, iteration, decision, games, score_vs_best, veto_level FROM pgmate.learning_log ORDER BY run, iteration;

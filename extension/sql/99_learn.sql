@@ -172,6 +172,10 @@ CREATE FUNCTION pgmate.learning_settings(given jsonb, stored jsonb DEFAULT NULL)
       RAISE EXCEPTION 'learn options "arena_games", "veto_games" and "sanity_games" must be even (games are played in pairs, colours swapped)'
         USING ERRCODE = 'invalid_parameter_value';
     END IF;
+    IF resolved ? 'promotion_elo1' AND (resolved->>'promotion_elo1')::float8 <= (resolved->>'promotion_elo0')::float8 THEN
+      RAISE EXCEPTION 'learn option "promotion_elo1" (%) must be above "promotion_elo0" (%)',
+        resolved->'promotion_elo1', resolved->'promotion_elo0' USING ERRCODE = 'invalid_parameter_value';
+    END IF;
     IF (resolved->>'veto_threshold')::float8 >= (resolved->>'promotion_threshold')::float8 THEN
       RAISE EXCEPTION 'learn option "veto_threshold" (%) must be below "promotion_threshold" (%)',
         resolved->'veto_threshold', resolved->'promotion_threshold' USING ERRCODE = 'invalid_parameter_value';
@@ -216,14 +220,16 @@ CREATE VIEW pgmate.learning_options AS
     (24, 'arena_simulations', 'int', 1, 100000, NULL, NULL, false, 'simulations per move in arena games (default: simulations)'),
     (25, 'arena_search', 'text', NULL, NULL, '{puct,gumbel}', '"puct"', false, 'root search of the networks in arena games'),
     (26, 'promotion_threshold', 'number', 0, 1, NULL, '0.55', false, 'score against the best network that promotes the candidate'),
-    (27, 'veto_threshold', 'number', 0, 1, NULL, '0.35', false, 'a score below this against the best, an older or the start network vetoes'),
-    (28, 'veto_games', 'int', 0, 100000, NULL, NULL, false, 'games against an older best and the start network (default: half of arena_games; 0: none)'),
-    (29, 'sanity_games', 'int', 0, 100000, NULL, '10', false, 'games against random and mcts:arena_simulations, recorded with every arena round'),
-    (30, 'kl_warning', 'number', 0, 100, NULL, '0.15', false, 'a KL above this is warned about'),
-    (31, 'kl_arena', 'number', 0, 100, NULL, '0.3', false, 'a KL above this calls an arena round at once'),
-    (32, 'seed', 'int', 0, 9.2e18, NULL, NULL, false, 'seeds self-play, sampling and arena openings (default: random)'),
-    (33, 'openings', 'text', NULL, NULL, '{eco,startpos}', '"eco"', false, 'arena openings: pgmate.openings drawn by the seed (pgmate import --openings loads them), or the start position'),
-    (34, 'stop_after', 'text', NULL, NULL, '{selfplay,training}', NULL, true, 'this call stops after that step of its first iteration (the iteration stays in progress)')
+    (27, 'promotion_elo0', 'number', -1000, 1000, NULL, '0', false, 'with promotion_elo1: the SPRT''s H0, the Elo (over the best) that must not promote'),
+    (28, 'promotion_elo1', 'number', -1000, 1000, NULL, NULL, false, 'promotion by SPRT (H1: this Elo over the best, alpha = beta = 0.05; arena_games the most games): promoted only when H1 is accepted; without it, the score threshold decides'),
+    (29, 'veto_threshold', 'number', 0, 1, NULL, '0.35', false, 'a score below this against the best, an older or the start network vetoes'),
+    (30, 'veto_games', 'int', 0, 100000, NULL, NULL, false, 'games against an older best and the start network (default: half of arena_games; 0: none)'),
+    (31, 'sanity_games', 'int', 0, 100000, NULL, '10', false, 'games against random and mcts:arena_simulations, recorded with every arena round'),
+    (32, 'kl_warning', 'number', 0, 100, NULL, '0.15', false, 'a KL above this is warned about'),
+    (33, 'kl_arena', 'number', 0, 100, NULL, '0.3', false, 'a KL above this calls an arena round at once'),
+    (34, 'seed', 'int', 0, 9.2e18, NULL, NULL, false, 'seeds self-play, sampling and arena openings (default: random)'),
+    (35, 'openings', 'text', NULL, NULL, '{eco,startpos}', '"eco"', false, 'arena openings: pgmate.openings drawn by the seed (pgmate import --openings loads them), or the start position'),
+    (36, 'stop_after', 'text', NULL, NULL, '{selfplay,training}', NULL, true, 'this call stops after that step of its first iteration (the iteration stays in progress)')
   ) AS o (position, name, kind, low, high, choices, default_value, per_call, description);
 COMMENT ON VIEW pgmate.learning_options IS 'the options of CALL pgmate.learn and pgmate learn: kind, bounds, default, meaning';
 
@@ -322,24 +328,27 @@ COMMENT ON FUNCTION pgmate.learning_data(bigint, int) IS
   'the training rows of an iteration of a learning run: the window of self-play positions and the pretraining mix';
 
 -- One match of an arena round, played (or resumed, or found finished) under its name; its
--- result from the candidate's side as the jsonb of learning_iterations.arena.
+-- result from the candidate's side as the jsonb of learning_iterations.arena (with the
+-- SPRT's verdict, H0 or H1, when `extra` asks for one: pgmate.arena's sprt_* options).
 CREATE PROCEDURE pgmate.learning_match(name text, candidate jsonb, opponent jsonb, games int, seed bigint,
-                                       max_plies int, parallel int, openings text, INOUT result jsonb DEFAULT NULL)
+                                       max_plies int, parallel int, openings text, extra jsonb,
+                                       INOUT result jsonb DEFAULT NULL)
   LANGUAGE plpgsql
   AS $$
   BEGIN
     IF NOT EXISTS (SELECT 1 FROM pgmate.matches m WHERE m.name = learning_match.name AND m.status <> 'running') THEN
       CALL pgmate.arena(candidate, opponent, games,
                         jsonb_build_object('name', name, 'seed', seed, 'openings', openings, 'max_plies', max_plies,
-                                           'parallel', least(parallel, games)));
+                                           'parallel', least(parallel, games)) || coalesce(extra, '{}'));
     END IF;
-    SELECT jsonb_build_object('match', r.name, 'opponent', opponent, 'games', r.games, 'wins', r.wins,
-                              'draws', r.draws, 'losses', r.losses, 'score', r.score, 'elo', r.elo,
-                              'elo_lower', r.elo_lower, 'elo_upper', r.elo_upper)
+    SELECT jsonb_strip_nulls(jsonb_build_object('match', r.name, 'opponent', opponent, 'games', r.games, 'wins', r.wins,
+                                                'draws', r.draws, 'losses', r.losses, 'score', r.score, 'elo', r.elo,
+                                                'elo_lower', r.elo_lower, 'elo_upper', r.elo_upper,
+                                                'sprt', r.sprt_verdict))
       INTO result FROM pgmate.match_results r WHERE r.name = learning_match.name;
   END
   $$;
-REVOKE ALL ON PROCEDURE pgmate.learning_match(text, jsonb, jsonb, int, bigint, int, int, text, jsonb) FROM PUBLIC;
+REVOKE ALL ON PROCEDURE pgmate.learning_match(text, jsonb, jsonb, int, bigint, int, int, text, jsonb, jsonb) FROM PUBLIC;
 
 -- Runs `iterations` iterations of the learning run `run` (a new run with `options`, or an
 -- existing one going on where it stopped). See pgmate.learning_options for the options.
@@ -370,6 +379,7 @@ CREATE PROCEDURE pgmate.learn(run text, iterations int, options jsonb DEFAULT '{
     candidate bigint;
     training_run bigint;
     optimizer_from bigint;
+    promotion_sprt jsonb;  -- the SPRT options of the match against the best, or NULL
     last_log record;
     arena_round bool;
     arena jsonb;
@@ -517,6 +527,8 @@ CREATE PROCEDURE pgmate.learn(run text, iterations int, options jsonb DEFAULT '{
       arena_round := k % (s->>'arena_interval')::int = 0 OR coalesce(last_log.kl > (s->>'kl_arena')::float8, false);
       arena := NULL;
       veto_scores := '{}';
+      promotion_sprt := CASE WHEN s ? 'promotion_elo1'
+                             THEN jsonb_build_object('sprt_elo0', s->'promotion_elo0', 'sprt_elo1', s->'promotion_elo1') END;
       net_player := 'net:%s:' || (s->>'arena_simulations') ||
                     CASE WHEN s->>'arena_search' = 'gumbel' THEN ':search=gumbel' ELSE '' END;
       IF arena_round THEN
@@ -524,7 +536,7 @@ CREATE PROCEDURE pgmate.learn(run text, iterations int, options jsonb DEFAULT '{
         CALL pgmate.learning_match(label || ':best', to_jsonb(format(net_player, candidate)),
                                    to_jsonb(format(net_player, r.best_network)),
                                    (s->>'arena_games')::int, (s->>'seed')::bigint + k, (s->>'max_plies')::int,
-                                   (s->>'parallel')::int, s->>'openings', m);
+                                   (s->>'parallel')::int, s->>'openings', promotion_sprt, m);
         arena := jsonb_build_object('best', m);
         IF (s->>'veto_games')::int > 0 THEN
           -- an older best, drawn by the seed, and the start network (when not the best itself)
@@ -536,7 +548,7 @@ CREATE PROCEDURE pgmate.learn(run text, iterations int, options jsonb DEFAULT '{
             CALL pgmate.learning_match(label || ':older', to_jsonb(format(net_player, candidate)),
                                        to_jsonb(format(net_player, older)),
                                        (s->>'veto_games')::int, (s->>'seed')::bigint + k, (s->>'max_plies')::int,
-                                       (s->>'parallel')::int, s->>'openings', m);
+                                       (s->>'parallel')::int, s->>'openings', NULL, m);
             arena := arena || jsonb_build_object('older', m);
             veto_scores := veto_scores || (m->>'score')::float8;
           END IF;
@@ -544,7 +556,7 @@ CREATE PROCEDURE pgmate.learn(run text, iterations int, options jsonb DEFAULT '{
             CALL pgmate.learning_match(label || ':start', to_jsonb(format(net_player, candidate)),
                                        to_jsonb(format(net_player, r.start_network)),
                                        (s->>'veto_games')::int, (s->>'seed')::bigint + k, (s->>'max_plies')::int,
-                                       (s->>'parallel')::int, s->>'openings', m);
+                                       (s->>'parallel')::int, s->>'openings', NULL, m);
             arena := arena || jsonb_build_object('start', m);
             veto_scores := veto_scores || (m->>'score')::float8;
           END IF;
@@ -552,17 +564,30 @@ CREATE PROCEDURE pgmate.learn(run text, iterations int, options jsonb DEFAULT '{
         IF (s->>'sanity_games')::int > 0 THEN
           CALL pgmate.learning_match(label || ':random', to_jsonb(format(net_player, candidate)),
                                      '"random"', (s->>'sanity_games')::int, (s->>'seed')::bigint + k,
-                                     (s->>'max_plies')::int, (s->>'parallel')::int, s->>'openings', m);
+                                     (s->>'max_plies')::int, (s->>'parallel')::int, s->>'openings', NULL, m);
           arena := arena || jsonb_build_object('random', m);
           CALL pgmate.learning_match(label || ':mcts', to_jsonb(format(net_player, candidate)),
                                      to_jsonb(format('mcts:%s', s->>'arena_simulations')), (s->>'sanity_games')::int,
-                                     (s->>'seed')::bigint + k, (s->>'max_plies')::int, (s->>'parallel')::int, s->>'openings', m);
+                                     (s->>'seed')::bigint + k, (s->>'max_plies')::int, (s->>'parallel')::int, s->>'openings', NULL, m);
           arena := arena || jsonb_build_object('mcts', m);
         END IF;
+        -- With an SPRT only its accepted H1 promotes (the score threshold stands aside); the
+        -- veto threshold applies either way.
         decision := pgmate.learning_decision((arena->'best'->>'score')::float8, veto_scores,
-                                             (s->>'promotion_threshold')::float8, (s->>'veto_threshold')::float8);
-        reason := format('score %s against the best network (promotion at %s, veto below %s)',
-                         round((arena->'best'->>'score')::numeric, 3), s->>'promotion_threshold', s->>'veto_threshold');
+                                             CASE WHEN promotion_sprt IS NULL THEN (s->>'promotion_threshold')::float8
+                                                  WHEN arena->'best'->>'sprt' = 'H1' THEN 0
+                                                  ELSE 'Infinity'::float8 END,
+                                             (s->>'veto_threshold')::float8);
+        IF promotion_sprt IS NULL THEN
+          reason := format('score %s against the best network (promotion at %s, veto below %s)',
+                           round((arena->'best'->>'score')::numeric, 3), s->>'promotion_threshold', s->>'veto_threshold');
+        ELSE
+          reason := format('score %s against the best network over %s games, SPRT [%s, %s]: %s (veto below %s)',
+                           round((arena->'best'->>'score')::numeric, 3), arena->'best'->>'games', s->>'promotion_elo0',
+                           s->>'promotion_elo1', CASE arena->'best'->>'sprt' WHEN 'H1' THEN 'H1 accepted'
+                                                   WHEN 'H0' THEN 'H0 accepted' ELSE 'undecided' END,
+                           s->>'veto_threshold');
+        END IF;
         IF arena ? 'older' THEN
           reason := reason || format(', %s against older network %s', round((arena->'older'->>'score')::numeric, 3), older);
         END IF;
