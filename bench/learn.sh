@@ -12,7 +12,8 @@
 #
 # Environment: DB (default pgmate_pretrain), NETWORK (default: the newest network named
 # 'pretrained %'), SIMULATIONS (32), ARENA_INTERVAL (1: an arena round every iteration),
-# PGMATE (build/bin/pgmate).
+# PGMATE (build/bin/pgmate), OPTIONS (more --option KEY=VALUE for the run, e.g.
+# "--option promotion_elo1=30 --option arena_games=40": promotion by SPRT).
 set -euo pipefail
 mode=${1:?usage: bench/learn.sh pretrained|random|veto [MINUTES]}
 minutes=${2:-30}
@@ -33,7 +34,8 @@ pretrain="SELECT * FROM pgmate.game_targets WHERE $corpus AND hashint8(game_id) 
 run="bench $mode $(date +%Y%m%d-%H%M%S)"
 common=(--option games=24 --option simulations=$SIMULATIONS --option search=gumbel --option parallel=24
         --option steps=100 --option batch=128 --option arena_games=20 --option veto_games=10
-        --option sanity_games=10 --option max_plies=300 --option seed=1 --option arena_interval=${ARENA_INTERVAL:-1})
+        --option sanity_games=10 --option max_plies=300 --option seed=1 --option arena_interval=${ARENA_INTERVAL:-1}
+        ${OPTIONS:-})
 
 loop_for() {  # run the loop until MINUTES have passed, an iteration at a time
   local deadline=$(( $(date +%s) + minutes * 60 ))
