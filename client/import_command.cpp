@@ -279,6 +279,10 @@ class BatchSenders {
         pqxx::nontransaction(*conns_.back()).exec("SET pgmate.position_index_deferred_merges = on");
       } catch (const pqxx::sql_error&) {
       }
+      // The index trigger reads a batch's new rows from a transition table, which spills to
+      // a temporary file beyond work_mem (4 MB by default; a batch of 10,000 games is about
+      // 8 MB): written and read back once per batch for nothing.
+      pqxx::nontransaction(*conns_.back()).exec("SET work_mem = '64MB'");
     }
     for (int i = 0; i < jobs; ++i) threads_.emplace_back([this, i] { run(*conns_[i]); });
   }
@@ -380,7 +384,21 @@ class BatchSenders {
       tx.exec_params("SELECT pgmate.position_index_merge_publish($1::bigint[], $2::bigint[], 1)", run_array, part_array);
       tx.commit();
     } catch (const pqxx::sql_error&) {
+      return;
     }
+    // The runs merged are removed on every connection at once (best effort: the next change
+    // to the index removes what is left).
+    workers.clear();
+    for (int p = 0; p < parts; ++p)
+      workers.emplace_back([&, p] {
+        try {
+          pqxx::work tx(*conns_[static_cast<std::size_t>(p)], "pgmate_import_clean");
+          tx.exec_params("SELECT pgmate.position_index_clean($1, $2)", p, parts);
+          tx.commit();
+        } catch (const std::exception&) {
+        }
+      });
+    for (auto& w : workers) w.join();
   }
 
   void run(pqxx::connection& conn) {

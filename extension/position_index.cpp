@@ -27,9 +27,21 @@
 #include "pg_headers.h"
 
 extern "C" {
+#include "access/genam.h"
+#include "access/skey.h"
+#include "access/stratnum.h"
+#include "access/table.h"
+#include "access/tableam.h"
 #include "access/xact.h"
+#include "catalog/namespace.h"
 #include "commands/trigger.h"
 #include "executor/spi.h"
+#include "executor/tuptable.h"
+#include "nodes/makefuncs.h"
+#include "utils/fmgroids.h"
+#include "utils/rel.h"
+#include "utils/relcache.h"
+#include "utils/snapmgr.h"
 }
 
 namespace pgmate {
@@ -86,8 +98,30 @@ std::pair<const void*, std::size_t> spi_bytes(HeapTuple row, TupleDesc desc, int
 // so that a part never outlives a change to the runs it was merged from: its publication
 // then fails, and nothing is lost (the runs it came from are still there).
 constexpr int kPending = -1;
+// Runs of level kRetired were merged into published parts: invisible too, their blocks
+// removed by position_index_clean on several connections at once (a million games' runs
+// take seconds to delete), or else by the next change to the index.
+constexpr int kRetired = -2;
 
-void drop_pending_parts() { spi_exec("DELETE FROM pgmate.position_runs WHERE level < 0"); }
+// Removes the runs that meet `condition` (SQL over position_runs) with their blocks;
+// returns how many.
+std::int64_t delete_runs(const std::string& condition, int nargs = 0, Oid* types = nullptr, Datum* values = nullptr) {
+  spi_exec(("SELECT count(*), coalesce(array_agg(id), '{}') FROM pgmate.position_runs WHERE " + condition).c_str(),
+           nargs, types, values);
+  const std::int64_t count = spi_int8(0, 1);
+  if (count == 0) return 0;
+  Datum runs[1] = {pg_call([] {
+    bool is_null;
+    return PointerGetDatum(DatumGetArrayTypePCopy(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &is_null)));
+  })};
+  Oid array_type[1] = {INT8ARRAYOID};
+  spi_exec("DELETE FROM pgmate.position_blocks WHERE run_id = ANY ($1)", 1, array_type, runs);
+  spi_exec("DELETE FROM pgmate.position_runs WHERE id = ANY ($1)", 1, array_type, runs);
+  return count;
+}
+
+// Parts not published and retired runs.
+void drop_pending_parts() { delete_runs("level < 0"); }
 
 void lock_index(bool exclusive, bool keep_pending = false) {
   Oid types[1] = {INT8OID};
@@ -120,12 +154,13 @@ class RunWriter {
     spi_exec("INSERT INTO pgmate.position_runs (level, entries, blocks) VALUES ($1, 0, 0) RETURNING id", 1, types,
              values);
     run_ = spi_int8(0, 1);
-    pending_.reserve(gamedb::kBlockEntries);
   }
 
   void add(const PositionEntry& e) {
-    pending_.push_back(e);
-    if (pending_.size() == gamedb::kBlockEntries) flush();
+    if (!block_.add(e)) {
+      flush();
+      block_.add(e);
+    }
   }
 
   std::int64_t id() const { return run_; }
@@ -148,13 +183,12 @@ class RunWriter {
   static constexpr std::size_t kStoreBlocks = 256;
 
   void flush() {
-    if (pending_.empty()) return;
+    if (block_.empty()) return;
     pg::check_for_interrupts();
-    first_keys_.push_back(sql_key(pending_.front().key));
-    last_keys_.push_back(sql_key(pending_.back().key));
-    data_.push_back(gamedb::encode_block(pending_));
-    entries_ += pending_.size();
-    pending_.clear();
+    first_keys_.push_back(sql_key(block_.first_key()));
+    last_keys_.push_back(sql_key(block_.last_key()));
+    entries_ += block_.entries();
+    data_.push_back(block_.take());
     if (data_.size() == kStoreBlocks) store();
   }
 
@@ -199,7 +233,7 @@ class RunWriter {
   }
 
   std::int64_t run_ = 0;
-  std::vector<PositionEntry> pending_;
+  gamedb::BlockBuilder block_;
   std::vector<std::int64_t> first_keys_, last_keys_;  // of the blocks not yet stored
   std::vector<std::string> data_;
   std::uint64_t entries_ = 0;
@@ -215,19 +249,53 @@ std::uint64_t write_run(int level, const std::vector<PositionEntry>& sorted) {
 
 // ------------------------------------------------------------------ reading runs
 
-// The entries of one run in order, through a cursor, kFetch blocks at a time.
+// The entries of one run in order, kFetch blocks at a time, read by a scan of the blocks'
+// primary key (run_id, first_key, seq) in its order. Not a query: a planner that knows a
+// run's blocks to be many reads the whole table and sorts it for each run (a merge opens
+// a reader per run), and that plan it chose as soon as statistics existed.
 class RunReader {
  public:
   // The blocks that may hold keys from `low` to `high` (SQL keys, both included): all of
-  // them by default.
-  explicit RunReader(std::int64_t run, std::int64_t low = INT64_MIN, std::int64_t high = INT64_MAX) {
-    portal_ = pg_call([&] {
-      Oid types[3] = {INT8OID, INT8OID, INT8OID};
-      Datum values[3] = {Int64GetDatum(run), Int64GetDatum(low), Int64GetDatum(high)};
-      return SPI_cursor_open_with_args(nullptr,
-                                       "SELECT data FROM pgmate.position_blocks WHERE run_id = $1 AND last_key >= $2 "
-                                       "AND first_key <= $3 ORDER BY first_key, seq",
-                                       3, types, values, nullptr, false, 0);
+  // them by default. Sees what this transaction wrote before, as a query would.
+  explicit RunReader(std::int64_t run, std::int64_t low = INT64_MIN, std::int64_t high = INT64_MAX) : low_(low) {
+    pg_call([&] {
+      CommandCounterIncrement();
+      snapshot_ = RegisterSnapshot(GetTransactionSnapshot());
+      RangeVar* name = makeRangeVar(const_cast<char*>("pgmate"), const_cast<char*>("position_blocks"), -1);
+      heap_ = table_open(RangeVarGetRelid(name, AccessShareLock, false), AccessShareLock);
+      const TupleDesc desc = RelationGetDescr(heap_);
+      AttrNumber first_key_column = 0;
+      for (int i = 0; i < desc->natts; ++i) {
+        const Form_pg_attribute a = TupleDescAttr(desc, i);
+        if (a->attisdropped) continue;
+        if (std::strcmp(NameStr(a->attname), "first_key") == 0) first_key_column = a->attnum;
+        if (std::strcmp(NameStr(a->attname), "last_key") == 0) last_key_column_ = a->attnum;
+        if (std::strcmp(NameStr(a->attname), "data") == 0) data_column_ = a->attnum;
+      }
+      const Oid primary_key = RelationGetPrimaryKeyIndex(heap_);
+      if (primary_key == InvalidOid || first_key_column == 0 || last_key_column_ == 0 || data_column_ == 0)
+        elog(ERROR, "position index: pgmate.position_blocks is not as the extension made it");
+      index_ = index_open(primary_key, AccessShareLock);
+      slot_ = table_slot_create(heap_, nullptr);
+      ScanKeyData keys[3];
+      ScanKeyInit(&keys[0], 1, BTEqualStrategyNumber, F_INT8EQ, Int64GetDatum(run));
+      // Blocks from the last one that starts before `low` (the blocks before it end before
+      // `low` too), so that a parallel merge's upper part does not read the lower part's.
+      // Not the last one that starts at `low`: a key's entries may begin in the block before.
+      std::int64_t from = INT64_MIN;
+      if (low != INT64_MIN) {
+        ScanKeyInit(&keys[1], 2, BTLessStrategyNumber, F_INT8LT, Int64GetDatum(low));
+        IndexScanDesc back = index_beginscan(heap_, index_, snapshot_, 2, 0);
+        index_rescan(back, keys, 2, nullptr, 0);
+        bool is_null;
+        if (index_getnext_slot(back, BackwardScanDirection, slot_))
+          from = DatumGetInt64(slot_getattr(slot_, first_key_column, &is_null));
+        index_endscan(back);
+      }
+      ScanKeyInit(&keys[1], 2, BTGreaterEqualStrategyNumber, F_INT8GE, Int64GetDatum(from));
+      ScanKeyInit(&keys[2], 2, BTLessEqualStrategyNumber, F_INT8LE, Int64GetDatum(high));
+      scan_ = index_beginscan(heap_, index_, snapshot_, 3, 0);
+      index_rescan(scan_, keys, 3, nullptr, 0);
     });
     load();
   }
@@ -239,31 +307,52 @@ class RunReader {
   }
 
  private:
-  static constexpr long kFetch = 64;
+  static constexpr int kFetch = 64;
 
   void load() {
     entries_.clear();
     at_ = 0;
-    if (!portal_) return;
+    if (!scan_) return;
     pg::check_for_interrupts();
-    pg_call([&] { SPI_cursor_fetch(portal_, true, kFetch); });
-    SPITupleTable* table = SPI_tuptable;
-    const std::uint64_t n = SPI_processed;
-    for (std::uint64_t i = 0; i < n; ++i) {
-      const auto [data, size] = spi_bytes(table->vals[i], table->tupdesc, 1);
+    for (int fetched = 0; fetched < kFetch;) {
+      // The next block's bytes, valid until the next fetch; none at the end of the run.
+      const auto [data, size] = pg_call([&] {
+        while (index_getnext_slot(scan_, ForwardScanDirection, slot_)) {
+          bool is_null;
+          // The scan stops at the range's last block; blocks ending before it are skipped.
+          if (DatumGetInt64(slot_getattr(slot_, last_key_column_, &is_null)) < low_) continue;
+          const Datum d = slot_getattr(slot_, data_column_, &is_null);
+          if (is_null) elog(ERROR, "position index: a block without data");
+          bytea* b = DatumGetByteaPP(d);
+          return std::pair<const void*, std::size_t>(VARDATA_ANY(b), VARSIZE_ANY_EXHDR(b));
+        }
+        close();
+        return std::pair<const void*, std::size_t>(nullptr, 0);
+      });
+      if (!data) return;
       const BlockView v(data, size);
-      for (std::size_t k = 0; k < v.size(); ++k) entries_.push_back(v.entry(k));
+      entries_.insert(entries_.end(), v.entries().begin(), v.entries().end());
+      ++fetched;
     }
-    pg_call([&] {
-      SPI_freetuptable(table);
-      if (n < static_cast<std::uint64_t>(kFetch)) {
-        SPI_cursor_close(portal_);
-        portal_ = nullptr;
-      }
-    });
   }
 
-  Portal portal_ = nullptr;
+  // At the end of the run (inside pg_call). A reader left before its end (an error) is
+  // cleaned up with the transaction.
+  void close() {
+    ExecDropSingleTupleTableSlot(slot_);
+    index_endscan(scan_);
+    index_close(index_, AccessShareLock);
+    table_close(heap_, AccessShareLock);
+    UnregisterSnapshot(snapshot_);
+    scan_ = nullptr;
+  }
+
+  std::int64_t low_;
+  Snapshot snapshot_ = nullptr;
+  Relation heap_ = nullptr, index_ = nullptr;
+  IndexScanDesc scan_ = nullptr;
+  TupleTableSlot* slot_ = nullptr;
+  AttrNumber last_key_column_ = 0, data_column_ = 0;
   std::vector<PositionEntry> entries_;
   std::size_t at_ = 0;
 };
@@ -335,7 +424,7 @@ std::uint64_t merge_into(const std::vector<std::int64_t>& runs, int level) {
   for (std::int64_t r : runs) {
     Oid types[1] = {INT8OID};
     Datum values[1] = {Int64GetDatum(r)};
-    spi_exec("DELETE FROM pgmate.position_runs WHERE id = $1", 1, types, values);
+    delete_runs("id = $1", 1, types, values);
   }
   return entries;
 }
@@ -708,7 +797,7 @@ void remove_games(const char* query) {
     spi_exec("UPDATE pgmate.position_runs SET entries = entries - $2, blocks = blocks - $3 WHERE id = $1", 3, types,
              values);
   }
-  spi_exec("DELETE FROM pgmate.position_runs WHERE entries = 0");
+  delete_runs("entries = 0");
 }
 
 std::uint64_t rebuild() {
@@ -866,17 +955,33 @@ PGMATE_FUNCTION(position_index_merge_publish) {
     throw pg::SqlError(ERRCODE_T_R_SERIALIZATION_FAILURE,
                        "position index: the runs changed while they were merged; nothing was published "
                        "(pgmate.position_index_merge() merges them)");
-  Oid array_type[1] = {INT8ARRAYOID};
-  Datum old_runs[1] = {int8_array(runs)};
-  spi_exec("DELETE FROM pgmate.position_runs WHERE id = ANY ($1)", 1, array_type, old_runs);
   Oid types[2] = {INT8ARRAYOID, INT4OID};
+  Datum retire[2] = {int8_array(runs), Int32GetDatum(kRetired)};
+  spi_exec("UPDATE pgmate.position_runs SET level = $2 WHERE id = ANY ($1)", 2, types, retire);
   Datum values[2] = {int8_array(parts), Int32GetDatum(level)};
   spi_exec("UPDATE pgmate.position_runs SET level = $2 WHERE id = ANY ($1)", 2, types, values);
   spi_exec("SELECT coalesce(sum(entries), 0)::bigint FROM pgmate.position_runs WHERE id = ANY ($1)", 1, types, values);
   const std::int64_t entries = spi_int8(0, 1);
-  drop_pending_parts();  // parts of other merges: stale now
+  delete_runs("level = " + std::to_string(kPending));  // parts of other merges: stale now
   pg_call([] { SPI_finish(); });
   return Int64GetDatum(entries);
+}
+
+// position_index_clean(part int, parts int) -> bigint: removes share `part` of `parts` of
+// the retired runs (by id) with their blocks, beside the other shares' calls; returns the
+// runs removed.
+PGMATE_FUNCTION(position_index_clean) {
+  const int part = PG_GETARG_INT32(0), parts = PG_GETARG_INT32(1);
+  if (parts < 1 || part < 0 || part >= parts)
+    throw pg::SqlError(ERRCODE_INVALID_PARAMETER_VALUE, "part must be from 0 to parts - 1 (parts >= 1), not " +
+                                                            std::to_string(part) + " of " + std::to_string(parts));
+  pg_call([] { SPI_connect(); });
+  lock_index(false);  // beside inserts and the other shares
+  const std::string share = "level = " + std::to_string(kRetired) + " AND id % " + std::to_string(parts) +
+                            " = " + std::to_string(part);
+  const std::int64_t removed = delete_runs(share);
+  pg_call([] { SPI_finish(); });
+  return Int64GetDatum(removed);
 }
 
 PGMATE_FUNCTION(position_index_rebuild) {

@@ -18,6 +18,9 @@ CREATE TEMP VIEW index_mismatches AS
   FROM positions p
   WHERE ARRAY(SELECT pgmate.position_games(p.board)) <>
         ARRAY(SELECT g.id FROM pgmate.games g WHERE game_keys(g.start, g.moves) @> ARRAY[board_key(p.board)] ORDER BY g.id);
+-- Blocks go with their runs: none is left behind by a merge, a publication, a delete.
+CREATE TEMP VIEW orphan_blocks AS
+  SELECT * FROM pgmate.position_blocks b WHERE NOT EXISTS (SELECT 1 FROM pgmate.position_runs r WHERE r.id = b.run_id);
 -- The explorer's rows for a position, and the same counted from game_positions (the first
 -- visit of each game), each side EXCEPT the other: no rows when they agree.
 CREATE TEMP TABLE probe (board board);
@@ -146,9 +149,17 @@ FROM pgmate.position_runs WHERE level < 0;
 SELECT count(*) AS mismatches_with_parts_pending FROM index_mismatches;
 SELECT pgmate.position_index_merge_publish(:'level_zero', ARRAY[:part_0, :part_1]::bigint[], 1) =
        (SELECT sum(entries) FROM pgmate.position_runs WHERE id IN (:part_0, :part_1)) AS published;
+-- the runs merged are retired, out of searches, until removed on every connection at once
+SELECT count(*) = cardinality(:'level_zero'::bigint[]) AS all_retired FROM pgmate.position_runs WHERE level < 0;
+SELECT count(*) AS mismatches_with_runs_retired FROM index_mismatches;
+SELECT pgmate.position_index_clean(0, 2) + pgmate.position_index_clean(1, 2) = cardinality(:'level_zero'::bigint[]) AS cleaned;
+SAVEPOINT bad_clean;
+SELECT pgmate.position_index_clean(2, 2);
+ROLLBACK TO bad_clean;
 SELECT count(*) AS level_zero_left, (SELECT sum(entries) FROM pgmate.position_runs) = :entries_before AS same_entries
 FROM pgmate.position_runs WHERE level = 0;
 SELECT count(*) AS mismatches FROM index_mismatches;
+SELECT count(*) AS orphan_blocks FROM orphan_blocks;
 SELECT count(*) AS explorer_mismatches FROM explorer_mismatches;
 DO $$
 BEGIN
@@ -164,6 +175,7 @@ SELECT pgmate.position_index_merge_publish(:'level_zero', ARRAY[:part_0]::bigint
 ROLLBACK TO stale_part;
 SELECT count(*) AS pending_parts FROM pgmate.position_runs WHERE level < 0;
 SELECT count(*) AS mismatches FROM index_mismatches;
+SELECT count(*) AS orphan_blocks FROM orphan_blocks;
 SAVEPOINT bad_part;
 SELECT pgmate.position_index_merge_part(:'level_zero', 2, 2);
 ROLLBACK TO bad_part;
@@ -177,6 +189,7 @@ SELECT sum(entries) AS entries_before FROM pgmate.position_runs \gset
 UPDATE pgmate.games SET event = 'renamed' WHERE white LIKE 'loop%';
 SELECT sum(entries) = :entries_before AS tags_only_unchanged FROM pgmate.position_runs;
 SELECT count(*) AS mismatches FROM index_mismatches;
+SELECT count(*) AS orphan_blocks FROM orphan_blocks;
 SELECT count(*) AS explorer_mismatches FROM explorer_mismatches;
 
 -- One run after a merge; a rebuild gives the same entries.
@@ -185,6 +198,7 @@ SELECT count(*) AS runs FROM pgmate.position_runs;
 SELECT count(*) AS mismatches FROM index_mismatches;
 SELECT pgmate.position_index_rebuild() = :entries_before AS rebuilt_entries;
 SELECT count(*) AS mismatches FROM index_mismatches;
+SELECT count(*) AS orphan_blocks FROM orphan_blocks;
 SELECT runs, entries = :entries_before AS entries, bytes > 0 AS bytes FROM pgmate.position_index_size;
 
 -- A game id beyond the index's 32 bits is refused, naming it; nothing is stored.

@@ -11,9 +11,19 @@ namespace pgmate::gamedb {
 
 namespace {
 
-constexpr std::uint32_t kBlockMagic = 0x31584950;  // "PIX1"
+constexpr std::uint32_t kBlockMagic = 0x31584950;   // "PIX1": format 1, read only
 constexpr std::size_t kHeader = 8;
 constexpr std::size_t kEntryBytes = 8 + 4 + 2;
+constexpr std::uint32_t kBlockMagic2 = 0x32584950;  // "PIX2"
+constexpr std::size_t kHeader2 = 6;
+constexpr std::size_t kMinEntry2 = 1 + 1 + 2;
+constexpr std::size_t kMaxEntry2 = 10 + 5 + 2;
+
+// Orders entries against a bare key, both ways (std::equal_range).
+struct KeyOrder {
+  bool operator()(const PositionEntry& e, std::uint64_t k) const { return e.key < k; }
+  bool operator()(std::uint64_t k, const PositionEntry& e) const { return k < e.key; }
+};
 constexpr std::uint16_t kResultMask = 3u << 12;
 
 template <typename T>
@@ -95,55 +105,154 @@ void GameEntries::add(const chess::Board& b, chess::Move played) {
   keys_.push_back(b.key);
 }
 
-std::string encode_block(std::span<const PositionEntry> entries) {
-  const std::size_t n = entries.size();
-  std::string out(kHeader + n * kEntryBytes, '\0');
-  store<std::uint32_t>(out, 0, kBlockMagic);
-  store<std::uint32_t>(out, 4, static_cast<std::uint32_t>(n));
-  for (std::size_t i = 0; i < n; ++i) {
-    store<std::uint64_t>(out, kHeader + 8 * i, entries[i].key);
-    store<std::uint32_t>(out, kHeader + 8 * n + 4 * i, entries[i].game);
-    store<std::uint16_t>(out, kHeader + 12 * n + 2 * i, entries[i].code);
+namespace {
+
+unsigned char* put_varint(unsigned char* p, std::uint64_t v) {
+  while (v >= 0x80) {
+    *p++ = static_cast<unsigned char>(v | 0x80);
+    v >>= 7;
   }
+  *p++ = static_cast<unsigned char>(v);
+  return p;
+}
+
+// An entry in format 2 at `p`, after `before` (none for a block's first); the end.
+unsigned char* put_entry(unsigned char* p, const PositionEntry& e, const PositionEntry* before) {
+  if (before && e < *before) throw std::invalid_argument("position index block: entries out of order");
+  const bool same_key = before && e.key == before->key;
+  p = put_varint(p, before ? e.key - before->key : e.key);
+  p = put_varint(p, same_key ? e.game - before->game : e.game);
+  std::memcpy(p, &e.code, 2);
+  return p + 2;
+}
+
+// Reads a varint of at most 64 bits at `p` (below `end`); throws for a truncated or
+// overlong one.
+std::uint64_t get_varint(const unsigned char*& p, const unsigned char* end) {
+  std::uint64_t v = 0;
+  for (int shift = 0; shift < 64; shift += 7) {
+    if (p == end) throw std::invalid_argument("position index block: truncated");
+    const unsigned char b = *p++;
+    if (shift == 63 && b > 1) break;
+    v |= static_cast<std::uint64_t>(b & 0x7f) << shift;
+    if (!(b & 0x80)) return v;
+  }
+  throw std::invalid_argument("position index block: a number out of range");
+}
+
+void decode_format1(const unsigned char* data, std::size_t size, std::vector<PositionEntry>& out) {
+  const std::size_t count = load<std::uint32_t>(data + 4);
+  if (count > (size - kHeader) / kEntryBytes || kHeader + count * kEntryBytes != size)
+    throw std::invalid_argument("position index block: " + std::to_string(size) + " bytes for " +
+                                std::to_string(count) + " entries");
+  out.resize(count);
+  for (std::size_t i = 0; i < count; ++i)
+    out[i] = {load<std::uint64_t>(data + kHeader + 8 * i), load<std::uint32_t>(data + kHeader + 8 * count + 4 * i),
+              load<std::uint16_t>(data + kHeader + 12 * count + 2 * i)};
+}
+
+void decode_format2(const unsigned char* data, std::size_t size, std::vector<PositionEntry>& out) {
+  const std::size_t count = load<std::uint16_t>(data + 4);
+  const unsigned char* p = data + kHeader2;
+  const unsigned char* end = data + size;
+  if (count > (size - kHeader2) / kMinEntry2)
+    throw std::invalid_argument("position index block: " + std::to_string(size) + " bytes for " +
+                                std::to_string(count) + " entries");
+  out.resize(count);
+  std::uint64_t key = 0;
+  std::uint32_t game = 0;
+  for (std::size_t i = 0; i < count; ++i) {
+    const std::uint64_t delta = get_varint(p, end);
+    if (i > 0 && delta > ~key) throw std::invalid_argument("position index block: a key out of range");
+    const bool same_key = i > 0 && delta == 0;
+    key = i == 0 ? delta : key + delta;
+    const std::uint64_t g = get_varint(p, end);
+    const std::uint64_t next_game = same_key ? game + g : g;
+    if (next_game > kMaxGameId) throw std::invalid_argument("position index block: a game out of range");
+    game = static_cast<std::uint32_t>(next_game);
+    if (end - p < 2) throw std::invalid_argument("position index block: truncated");
+    out[i] = {key, game, load<std::uint16_t>(p)};
+    p += 2;
+  }
+  if (p != end) throw std::invalid_argument("position index block: " + std::to_string(end - p) + " bytes left over");
+}
+
+}  // namespace
+
+BlockBuilder::BlockBuilder() { out_.reserve(kBlockBytes); }
+
+bool BlockBuilder::add(const PositionEntry& e) {
+  if (count_ == 0xffff) return false;
+  unsigned char entry[kMaxEntry2];
+  const std::size_t n = static_cast<std::size_t>(put_entry(entry, e, count_ > 0 ? &last_ : nullptr) - entry);
+  if (count_ == 0) {
+    out_.assign(kHeader2, '\0');
+    store<std::uint32_t>(out_, 0, kBlockMagic2);
+    first_key_ = e.key;
+  } else if (out_.size() + n > kBlockBytes) {
+    return false;
+  }
+  out_.append(reinterpret_cast<const char*>(entry), n);
+  ++count_;
+  last_ = e;
+  return true;
+}
+
+std::string BlockBuilder::take() {
+  std::string block;
+  if (count_ > 0) {
+    store<std::uint16_t>(out_, 4, static_cast<std::uint16_t>(count_));
+    block = out_;
+  }
+  out_.clear();
+  count_ = 0;
+  return block;
+}
+
+std::string encode_block(std::span<const PositionEntry> entries) {
+  // One block whatever its size (a block rewritten without some of its entries may grow:
+  // an entry whose key no longer repeats the one before costs more).
+  if (entries.size() > 0xffff) throw std::invalid_argument("position index block: more than 65,535 entries");
+  std::string out(kHeader2 + entries.size() * kMaxEntry2, '\0');
+  store<std::uint32_t>(out, 0, kBlockMagic2);
+  store<std::uint16_t>(out, 4, static_cast<std::uint16_t>(entries.size()));
+  auto* start = reinterpret_cast<unsigned char*>(out.data());
+  unsigned char* p = start + kHeader2;
+  for (std::size_t i = 0; i < entries.size(); ++i) p = put_entry(p, entries[i], i > 0 ? &entries[i - 1] : nullptr);
+  out.resize(static_cast<std::size_t>(p - start));
   return out;
 }
 
-BlockView::BlockView(const void* data, std::size_t size) : data_(static_cast<const unsigned char*>(data)) {
-  if (size < kHeader || load<std::uint32_t>(data_) != kBlockMagic)
-    throw std::invalid_argument("position index block: not a block (" + std::to_string(size) + " bytes)");
-  count_ = load<std::uint32_t>(data_ + 4);
-  if (count_ > (size - kHeader) / kEntryBytes || kHeader + count_ * kEntryBytes != size)
-    throw std::invalid_argument("position index block: " + std::to_string(size) + " bytes for " +
-                                std::to_string(count_) + " entries");
-}
-
-std::uint64_t BlockView::key(std::size_t i) const { return load<std::uint64_t>(data_ + kHeader + 8 * i); }
-std::uint32_t BlockView::game(std::size_t i) const {
-  return load<std::uint32_t>(data_ + kHeader + 8 * count_ + 4 * i);
-}
-std::uint16_t BlockView::code(std::size_t i) const {
-  return load<std::uint16_t>(data_ + kHeader + 12 * count_ + 2 * i);
+BlockView::BlockView(const void* data, std::size_t size) {
+  const auto* bytes = static_cast<const unsigned char*>(data);
+  const std::uint32_t magic = size >= 4 ? load<std::uint32_t>(bytes) : 0;
+  if (magic == kBlockMagic && size >= kHeader) decode_format1(bytes, size, entries_);
+  else if (magic == kBlockMagic2 && size >= kHeader2) decode_format2(bytes, size, entries_);
+  else throw std::invalid_argument("position index block: not a block (" + std::to_string(size) + " bytes)");
+  for (std::size_t i = 1; i < entries_.size(); ++i)
+    if (entries_[i] < entries_[i - 1]) throw std::invalid_argument("position index block: entries out of order");
 }
 
 std::pair<std::size_t, std::size_t> BlockView::equal_range(std::uint64_t k) const {
-  std::size_t lo = 0, hi = count_;
-  while (lo < hi) {  // first key >= k
-    const std::size_t mid = (lo + hi) / 2;
-    if (key(mid) < k) lo = mid + 1;
-    else hi = mid;
-  }
-  std::size_t end = lo;
-  while (end < count_ && key(end) == k) ++end;
-  return {lo, end};
+  const auto [lo, hi] = std::equal_range(entries_.begin(), entries_.end(), k, KeyOrder{});
+  return {static_cast<std::size_t>(lo - entries_.begin()), static_cast<std::size_t>(hi - entries_.begin())};
 }
 
 std::vector<EncodedBlock> encode_run(std::span<const PositionEntry> sorted) {
   std::vector<EncodedBlock> blocks;
-  blocks.reserve((sorted.size() + kBlockEntries - 1) / kBlockEntries);
-  for (std::size_t at = 0; at < sorted.size(); at += kBlockEntries) {
-    const auto part = sorted.subspan(at, std::min(kBlockEntries, sorted.size() - at));
-    blocks.push_back({part.front().key, part.back().key, part.size(), encode_block(part)});
+  BlockBuilder builder;
+  const auto finish = [&] {
+    const std::uint64_t first = builder.first_key(), last = builder.last_key();
+    const std::size_t n = builder.entries();
+    blocks.push_back({first, last, n, builder.take()});
+  };
+  for (const PositionEntry& e : sorted) {
+    if (!builder.add(e)) {
+      finish();
+      builder.add(e);
+    }
   }
+  if (!builder.empty()) finish();
   return blocks;
 }
 

@@ -3,11 +3,9 @@
 // compact blocks. Finding the games that reached a position is a binary search in a few
 // blocks; an opening explorer is a pass over one key's entries, with no game replayed.
 //
-// An entry is 14 bytes (key 8, game 4, move and result 2), so a million games of 80 plies
-// take about 1.1 GB, against about 2 GB for a GIN index over the same keys. A block holds
-// up to kBlockEntries entries in columns (all keys, then all games, then all codes), so a
-// search reads only the key column. Blocks are written in runs: one sorted sequence of
-// blocks; runs are merged as they accumulate (merge_runs), as an LSM tree does.
+// An entry is 14 bytes (key 8, game 4, move and result 2) before compression; in a block
+// (delta-coded: see encode_block) about 8. Blocks are written in runs: one sorted sequence
+// of blocks; runs are merged as they accumulate (merge_runs), as an LSM tree does.
 //
 // A game enters the index once per distinct position: a position repeated within a game
 // keeps its first occurrence (and the move played there), so counts are games, not visits.
@@ -84,32 +82,60 @@ void append_game_entries(std::uint64_t game, const chess::Board& start, std::spa
 
 // ------------------------------------------------------------------------------- blocks
 
-// Entries per block: a block of 140 entries is 1,968 bytes, so that its table row stays
-// just under PostgreSQL's 2,032-byte limit for rows stored inline, four to a page.
-inline constexpr std::size_t kBlockEntries = 140;
+// Bytes of a block as a run writes it: its table row stays just under PostgreSQL's
+// 2,032-byte limit for rows stored inline, four to a page.
+inline constexpr std::size_t kBlockBytes = 1968;
 
-// Block format, little-endian: u32 magic, u32 count, then count keys (u64), count games
-// (u32), count codes (u16). Entries sorted.
+// Block format 2, little-endian: u32 magic "PIX2", u16 count, then each entry in order:
+// its key as a varint delta from the entry before (the first: the key itself), its game as
+// a varint (a delta from the game before when the key repeats: entries are sorted by key,
+// then game), its code as u16. Sorted hash keys differ from their neighbours in their low
+// bits only and popular positions repeat, so an entry takes about 8 bytes instead of
+// format 1's 14 (u32 magic "PIX1", u32 count, the keys as u64, the games as u32, the codes
+// as u16: still read, no longer written). A block is decoded whole: searches read a few.
 std::string encode_block(std::span<const PositionEntry> entries);
 
-// A read-only view of an encoded block; the constructor checks its size and magic and
-// throws std::invalid_argument for anything else (a block is data, never trusted blindly).
+// Builds blocks of up to kBlockBytes from sorted entries, one entry at a time.
+class BlockBuilder {
+ public:
+  BlockBuilder();
+  // Adds `e` (not below the entry before) and returns true, or returns false when the block
+  // is full (then take() it and add `e` to the next). A first entry always fits.
+  bool add(const PositionEntry& e);
+  bool empty() const { return count_ == 0; }
+  std::size_t entries() const { return count_; }
+  std::size_t bytes() const { return out_.size(); }
+  std::uint64_t first_key() const { return first_key_; }
+  std::uint64_t last_key() const { return last_.key; }
+  // The block so far; the builder starts the next one.
+  std::string take();
+
+ private:
+  std::string out_;
+  std::size_t count_ = 0;
+  std::uint64_t first_key_ = 0;
+  PositionEntry last_;  // the entry added last
+};
+
+// A decoded block; the constructor checks it and throws std::invalid_argument for
+// anything that is not a well-formed block of either format (a block is data, never
+// trusted blindly).
 class BlockView {
  public:
   BlockView(const void* data, std::size_t size);
 
-  std::size_t size() const { return count_; }
-  std::uint64_t key(std::size_t i) const;
-  std::uint32_t game(std::size_t i) const;
-  std::uint16_t code(std::size_t i) const;
-  PositionEntry entry(std::size_t i) const { return {key(i), game(i), code(i)}; }
+  std::size_t size() const { return entries_.size(); }
+  std::uint64_t key(std::size_t i) const { return entries_[i].key; }
+  std::uint32_t game(std::size_t i) const { return entries_[i].game; }
+  std::uint16_t code(std::size_t i) const { return entries_[i].code; }
+  const PositionEntry& entry(std::size_t i) const { return entries_[i]; }
+  std::span<const PositionEntry> entries() const { return entries_; }
 
   // The range [first, last) of entries with this key.
   std::pair<std::size_t, std::size_t> equal_range(std::uint64_t key) const;
 
  private:
-  const unsigned char* data_;
-  std::size_t count_;
+  std::vector<PositionEntry> entries_;
 };
 
 // A sorted vector of entries (sorted and deduplicated by the caller: sort_entries) cut

@@ -1,13 +1,14 @@
 
 -- ============================================================ the position index
--- Every distinct position of every game in pgmate.games as a 14-byte entry (position key,
--- game, the move played from it, the result), in sorted blocks of 140 (core/gamedb). A
+-- Every distinct position of every game in pgmate.games as an entry (position key, game,
+-- the move played from it, the result), in sorted, delta-coded blocks (core/gamedb). A
 -- statement's new games make one run of blocks; runs are merged as they accumulate, as an
 -- LSM tree does. Kept by the trigger below: never written by hand.
 CREATE TABLE pgmate.position_runs (
   id         bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
-  level      int NOT NULL CHECK (level >= -1),     -- 0: one statement's games; n + 1: merged level-n runs;
-                                                   -- -1: a part of a parallel merge, not yet published
+  level      int NOT NULL CHECK (level >= -2),     -- 0: one statement's games; n + 1: merged level-n runs;
+                                                   -- -1: a part of a parallel merge, not yet published;
+                                                   -- -2: merged into published parts, to be removed
   entries    bigint NOT NULL CHECK (entries >= 0),
   blocks     int NOT NULL CHECK (blocks >= 0),
   created_at timestamptz NOT NULL DEFAULT now()
@@ -17,7 +18,8 @@ COMMENT ON TABLE pgmate.position_runs IS 'runs of the position index (kept by pg
 -- first_key and last_key hold the keys with the sign bit flipped, so that SQL's signed
 -- order is the blocks' unsigned order.
 CREATE TABLE pgmate.position_blocks (
-  run_id    bigint NOT NULL REFERENCES pgmate.position_runs (id) ON DELETE CASCADE,
+  run_id    bigint NOT NULL,  -- a run of position_runs (no foreign key: checking it for every
+                              -- block stored cost a sixth of the writing; runs go with their blocks)
   first_key bigint NOT NULL,
   seq       int NOT NULL,
   last_key  bigint NOT NULL,
@@ -45,7 +47,7 @@ COMMENT ON FUNCTION pgmate.position_index_merge(boolean) IS
   'all_runs: merges every run of the position index into one (fastest searches); false: only the levels that are full, as inserts do (after a bulk import with pgmate.position_index_deferred_merges); returns the entries of the index';
 -- A merge on several connections at once (pgmate import's last step): each merges its
 -- share of the key space into a part, invisible until one call publishes them all in
--- place of the runs they came from.
+-- place of the runs they came from; then each removes a share of those runs.
 CREATE FUNCTION pgmate.position_index_merge_part(runs bigint[], part int, parts int) RETURNS bigint
   AS 'MODULE_PATHNAME', 'position_index_merge_part' LANGUAGE C VOLATILE STRICT;
 COMMENT ON FUNCTION pgmate.position_index_merge_part(bigint[], int, int) IS
@@ -53,7 +55,11 @@ COMMENT ON FUNCTION pgmate.position_index_merge_part(bigint[], int, int) IS
 CREATE FUNCTION pgmate.position_index_merge_publish(runs bigint[], parts bigint[], level int) RETURNS bigint
   AS 'MODULE_PATHNAME', 'position_index_merge_publish' LANGUAGE C VOLATILE STRICT;
 COMMENT ON FUNCTION pgmate.position_index_merge_publish(bigint[], bigint[], int) IS
-  'in one step, the runs give way to the parts merged from them (at `level`); 40001 when the index changed meanwhile';
+  'in one step, the runs give way to the parts merged from them (at `level`), retired; 40001 when the index changed meanwhile';
+CREATE FUNCTION pgmate.position_index_clean(part int, parts int) RETURNS bigint
+  AS 'MODULE_PATHNAME', 'position_index_clean' LANGUAGE C VOLATILE STRICT;
+COMMENT ON FUNCTION pgmate.position_index_clean(int, int) IS
+  'removes share `part` of `parts` of the runs a publication retired, with their blocks (the next change to the index removes them otherwise); the runs removed';
 CREATE FUNCTION pgmate.position_index_rebuild() RETURNS bigint
   AS 'MODULE_PATHNAME', 'position_index_rebuild' LANGUAGE C VOLATILE STRICT;
 COMMENT ON FUNCTION pgmate.position_index_rebuild() IS

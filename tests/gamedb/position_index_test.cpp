@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <array>
+#include <cstring>
 #include <map>
 #include <random>
 #include <set>
@@ -140,40 +141,107 @@ TEST(PositionIndex, GameEntriesAreTheDistinctPositionsInOrder) {
 TEST(PositionIndex, BlocksRoundTripAndSearch) {
   std::vector<PositionEntry> entries;
   std::mt19937_64 rng(3);
-  for (int i = 0; i < 300; ++i) entries.push_back({rng() % 50, static_cast<std::uint32_t>(rng() % 1000), 0});
+  // Keys repeating (a few small ones) and spread over 64 bits, games from small to the largest.
+  for (int i = 0; i < 3000; ++i) {
+    const std::uint64_t key = i % 3 == 0 ? rng() % 50 : rng();
+    const std::uint32_t game = i % 7 == 0 ? static_cast<std::uint32_t>(kMaxGameId - rng() % 3) : static_cast<std::uint32_t>(rng() % 1000);
+    entries.push_back({key, game, static_cast<std::uint16_t>(rng())});
+  }
+  entries.push_back({0, 0, 0});
+  entries.push_back({~std::uint64_t{0}, static_cast<std::uint32_t>(kMaxGameId), 0xffff});
   sort_entries(entries);
   const auto blocks = encode_run(entries);
-  ASSERT_EQ(blocks.size(), (entries.size() + kBlockEntries - 1) / kBlockEntries);
+  ASSERT_GT(blocks.size(), 1u);
   std::size_t at = 0;
   for (const auto& b : blocks) {
+    EXPECT_LE(b.data.size(), kBlockBytes);
     const BlockView v(b.data.data(), b.data.size());
     ASSERT_EQ(v.size(), b.entries);
     EXPECT_EQ(v.key(0), b.first_key);
     EXPECT_EQ(v.key(v.size() - 1), b.last_key);
     for (std::size_t i = 0; i < v.size(); ++i) EXPECT_EQ(v.entry(i), entries[at + i]);
-    for (std::uint64_t k = 0; k < 52; ++k) {
+    for (std::size_t i = 0; i < v.size(); i += 17) {
+      const std::uint64_t k = v.key(i);
       const auto [lo, hi] = v.equal_range(k);
       std::size_t expected = 0;
-      for (std::size_t i = 0; i < v.size(); ++i) expected += entries[at + i].key == k;
+      for (std::size_t j = 0; j < v.size(); ++j) expected += v.key(j) == k;
       EXPECT_EQ(hi - lo, expected);
-      for (std::size_t i = lo; i < hi; ++i) EXPECT_EQ(v.key(i), k);
+      for (std::size_t j = lo; j < hi; ++j) EXPECT_EQ(v.key(j), k);
     }
+    const auto [lo, hi] = v.equal_range(b.last_key == ~std::uint64_t{0} ? 0 : b.last_key + 1);
+    EXPECT_EQ(lo, hi);
+    // A block encoded whole equals the one the builder made.
+    const std::vector<PositionEntry> part(entries.begin() + static_cast<std::ptrdiff_t>(at),
+                                          entries.begin() + static_cast<std::ptrdiff_t>(at + v.size()));
+    EXPECT_EQ(encode_block(part), b.data);
     at += v.size();
   }
   EXPECT_EQ(at, entries.size());
 }
 
-TEST(PositionIndex, CorruptBlocksAreRefused) {
-  const std::vector<PositionEntry> one{{1, 2, 3}};
-  std::string block = encode_block(one);
-  EXPECT_NO_THROW(BlockView(block.data(), block.size()));
+TEST(PositionIndex, BlocksAreDeltaCoded) {
+  // A popular position: one key, games close together, about 4 bytes an entry.
+  std::vector<PositionEntry> popular;
+  for (std::uint32_t g = 1; g <= 400; ++g) popular.push_back({0x9d39247e33776d41ULL, 1000 + 3 * g, 0x0123});
+  const auto blocks = encode_run(popular);
+  ASSERT_EQ(blocks.size(), 1u);
+  EXPECT_LE(blocks[0].data.size(), 6 + 10 + 3 + 2 + 399 * 4u);
+  // Spread keys (every entry a new position) still save on the key: well under 14 bytes.
+  std::mt19937_64 rng(5);
+  std::vector<PositionEntry> spread;
+  for (int i = 0; i < 140; ++i) spread.push_back({rng() >> 20, static_cast<std::uint32_t>(rng() % 1000000), 0});
+  sort_entries(spread);
+  EXPECT_LT(encode_block(spread).size(), 140 * 11u);
+}
+
+TEST(PositionIndex, FormatOneBlocksAreStillRead) {
+  // "PIX1", count 2, keys, games, codes: as pgmate 0.8 development versions wrote them.
+  const std::vector<PositionEntry> entries{{5, 7, 9}, {5, 8, 10}};
+  std::string block(8 + 2 * 14, '\0');
+  const std::uint32_t magic = 0x31584950, count = 2;
+  std::memcpy(block.data(), &magic, 4);
+  std::memcpy(block.data() + 4, &count, 4);
+  for (std::size_t i = 0; i < 2; ++i) {
+    std::memcpy(block.data() + 8 + 8 * i, &entries[i].key, 8);
+    std::memcpy(block.data() + 8 + 16 + 4 * i, &entries[i].game, 4);
+    std::memcpy(block.data() + 8 + 24 + 2 * i, &entries[i].code, 2);
+  }
+  const BlockView v(block.data(), block.size());
+  ASSERT_EQ(v.size(), 2u);
+  EXPECT_EQ(v.entry(0), entries[0]);
+  EXPECT_EQ(v.entry(1), entries[1]);
   EXPECT_THROW(BlockView(block.data(), block.size() - 1), std::invalid_argument);
+}
+
+TEST(PositionIndex, CorruptBlocksAreRefused) {
+  const std::vector<PositionEntry> two{{1, 2, 3}, {1, 5, 4}};
+  std::string block = encode_block(two);
+  EXPECT_NO_THROW(BlockView(block.data(), block.size()));
+  EXPECT_THROW(BlockView(block.data(), block.size() - 1), std::invalid_argument);  // truncated
+  EXPECT_THROW(BlockView((block + "x").data(), block.size() + 1), std::invalid_argument);  // left over
   EXPECT_THROW(BlockView(block.data(), 3), std::invalid_argument);
-  block[0] = 'x';
-  EXPECT_THROW(BlockView(block.data(), block.size()), std::invalid_argument);
-  std::string huge = encode_block(one);
-  huge[7] = '\x7f';  // a count far beyond the bytes given
+  std::string bad = block;
+  bad[0] = 'x';
+  EXPECT_THROW(BlockView(bad.data(), bad.size()), std::invalid_argument);
+  std::string huge = block;
+  huge[5] = '\x7f';  // a count far beyond the bytes given
   EXPECT_THROW(BlockView(huge.data(), huge.size()), std::invalid_argument);
+  std::string endless(6, '\0');  // a varint that never ends
+  std::memcpy(endless.data(), block.data(), 6);
+  endless[4] = 1;
+  endless += std::string(12, '\xff');
+  EXPECT_THROW(BlockView(endless.data(), endless.size()), std::invalid_argument);
+  std::string wrapped(6, '\0');  // a key delta past 2^64
+  std::memcpy(wrapped.data(), block.data(), 6);
+  wrapped[4] = 2;
+  wrapped += std::string("\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01\x00\x00\x00", 13);
+  wrapped += std::string("\x01\x00\x00\x00", 4);
+  EXPECT_THROW(BlockView(wrapped.data(), wrapped.size()), std::invalid_argument);
+  const std::vector<PositionEntry> unordered{{2, 1, 0}, {1, 1, 0}};
+  EXPECT_THROW(encode_block(unordered), std::invalid_argument);
+  BlockBuilder builder;
+  EXPECT_TRUE(builder.add({2, 1, 0}));
+  EXPECT_THROW(builder.add({1, 1, 0}), std::invalid_argument);
 }
 
 TEST(PositionIndex, MergedRunsEqualOneSortedRunWithoutDeletedGames) {
