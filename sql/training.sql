@@ -34,8 +34,10 @@ SELECT positions, top1 BETWEEN 0 AND 1 AS top1_ok, policy_cross_entropy > 0 AS p
        wdl_cross_entropy > 0 AS wdl_ce_ok
   FROM pgmate.network_accuracy(:net, 'SELECT board, history, repetitions, played, z FROM pgmate.game_targets');
 -- the same rows as a distribution on one move each give the same figures; weight 0 rows count for nothing
+-- (to float precision: c and d evaluate their positions in other batches, and the CPU's kernels,
+-- chosen by the batch's shape, round the last bits differently)
 SELECT a.top1 = b.top1 AND abs(a.policy_cross_entropy - b.policy_cross_entropy) < 1e-9 AS same_as_one_hot,
-       c.positions AS weighted_rows, abs(c.policy_cross_entropy - d.policy_cross_entropy) < 1e-9 AS weight_zero_ignored
+       c.positions AS weighted_rows, abs(c.policy_cross_entropy - d.policy_cross_entropy) < 1e-6 AS weight_zero_ignored
   FROM pgmate.network_accuracy(:net, 'SELECT board, played, z FROM pgmate.game_targets') a,
        pgmate.network_accuracy(:net, 'SELECT board, ARRAY[played] AS moves, ARRAY[1]::real[] AS policy, z FROM pgmate.game_targets') b,
        pgmate.network_accuracy(:net, 'SELECT board, played, z, CASE WHEN ply < 5 THEN 1 ELSE 0 END::real AS weight FROM pgmate.game_targets') c,
