@@ -28,6 +28,12 @@ FROM (VALUES (0.6, '{}'::float8[]), (0.55, '{0.4,0.5}'), (0.6, '{0.5,0.34}'), (0
              (0.35, '{0.35}')) AS c (s, v);
 SELECT level, e.* FROM generate_series(1, 4) level, pgmate.learning_escalation(level, 0.5, 0.001, 0) e;
 SELECT * FROM pgmate.learning_escalation(4, 0.9, 0.001, 0.3);
+-- defaults that follow the start: fine-tuning a given network takes smaller steps and
+-- holds to its policy; a new network learns at full rate; given values stay
+SELECT given, s->'lr' AS lr, s->'kl_weight' AS kl_weight
+FROM (VALUES ('{"openings": "startpos"}'::jsonb), ('{"network": 1, "openings": "startpos"}'),
+             ('{"network": 1, "openings": "startpos", "lr": 0.002, "kl_weight": 0.5}')) AS c (given),
+     pgmate.learning_settings(given) s;
 
 -- bad calls: clear errors, nothing stored
 CALL pgmate.learn('bad', 1, '{"gamez": 3}');

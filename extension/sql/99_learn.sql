@@ -157,8 +157,14 @@ CREATE FUNCTION pgmate.learning_settings(given jsonb, stored jsonb DEFAULT NULL)
     IF NOT resolved ? 'pretrain_mix' THEN
       resolved := resolved || jsonb_build_object('pretrain_mix', CASE WHEN resolved ? 'pretrain_data' THEN 0.5 ELSE 0 END);
     END IF;
+    -- Fine-tuning a given network: a smaller step and a firmer hold on its policy, chosen on
+    -- validation games (bench/RESULTS.md, "learn"): at the learning rate of a new network
+    -- the first 100 steps cost it two points of top-1 on games it never saw.
+    IF NOT resolved ? 'lr' THEN
+      resolved := resolved || jsonb_build_object('lr', CASE WHEN given ? 'network' THEN 0.0003 ELSE 0.001 END);
+    END IF;
     IF NOT resolved ? 'kl_weight' THEN
-      resolved := resolved || jsonb_build_object('kl_weight', CASE WHEN given ? 'network' THEN 0.1 ELSE 0 END);
+      resolved := resolved || jsonb_build_object('kl_weight', CASE WHEN given ? 'network' THEN 1.0 ELSE 0 END);
     END IF;
     IF NOT resolved ? 'seed' THEN
       resolved := resolved || jsonb_build_object('seed', floor(random() * 2147483647)::bigint);
@@ -205,12 +211,12 @@ CREATE VIEW pgmate.learning_options AS
     (9, 'cheap_simulations', 'int', 1, 100000, NULL, NULL, false, 'simulations of a cheap search (default: simulations / 4)'),
     (10, 'steps', 'int', 1, 10000000, NULL, '100', false, 'training steps per iteration'),
     (11, 'batch', 'int', 1, 8192, NULL, '128', false, 'positions per training step'),
-    (12, 'lr', 'number', 1e-7, 10, NULL, '0.001', false, 'AdamW learning rate (escalation level 2 halves it)'),
+    (12, 'lr', 'number', 1e-7, 10, NULL, NULL, false, 'AdamW learning rate (default 0.0003 when the run starts from a network, else 0.001; escalation level 2 halves it)'),
     (13, 'optimizer_state', 'text', NULL, NULL, '{carry,fresh}', '"carry"', false, 'carry: each training continues the AdamW moments of the one that made the current network (a veto starts afresh); fresh: a new optimizer every iteration'),
     (14, 'window', 'int', 1, 100000000, NULL, '20000', false, 'newest self-play positions trained on'),
     (15, 'pretrain_mix', 'number', 0, 0.95, NULL, NULL, false, 'share of pretraining rows in the training data (default 0.5 with pretrain_data, else 0)'),
     (16, 'pretrain_data', 'text', NULL, NULL, NULL, NULL, false, 'a query of pretraining rows: board, history, repetitions, played, wdl (as pgmate.game_targets)'),
-    (17, 'kl_weight', 'number', 0, 100, NULL, NULL, false, 'weight of KL to the start network (default 0.1 when the run starts from a network, else 0)'),
+    (17, 'kl_weight', 'number', 0, 100, NULL, NULL, false, 'weight of KL to the start network (default 1 when the run starts from a network, else 0)'),
     (18, 'value_target', 'text', NULL, NULL, '{z,q,mix}', '"z"', false, 'value target: game result z, search value q, or a mix'),
     (19, 'q_ratio', 'number', 0, 1, NULL, '0.5', false, 'share of q in the value target with value_target mix'),
     (20, 'sample_one_in', 'int', 1, 1000, NULL, '1', false, 'train on 1 of every k positions of a game'),
