@@ -37,6 +37,7 @@
 #include "chess/pgn.h"
 #include "commands.h"
 #include "common/encoding.h"
+#include "common/json.h"
 #include "db.h"
 #include "progress.h"
 
@@ -93,6 +94,14 @@ std::string clean_text(std::string_view s) {
   for (char& c : out)
     if (c == '\0') c = ' ';
   return out;
+}
+
+// `s` itself when it is clean already (the reader's tags nearly always are), else its
+// cleaned copy in `scratch`: no copy for the common case.
+std::string_view cleaned(std::string_view s, std::string& scratch) {
+  if (is_valid_utf8(s) && s.find('\0') == std::string_view::npos) return s;
+  scratch = clean_text(s);
+  return scratch;
 }
 
 CopyField text_field(const std::string* s) { return s ? CopyField{clean_text(*s)} : CopyField{{}, true}; }
@@ -182,19 +191,26 @@ using GameRow = std::string;
 
 // Appends text as a COPY text field: backslash, tab, newline and carriage return escaped.
 void append_copy_text(std::string& line, std::string_view text) {
-  for (const char c : text) {
-    switch (c) {
-      case '\\': line += "\\\\"; break;
-      case '\t': line += "\\t"; break;
-      case '\n': line += "\\n"; break;
-      case '\r': line += "\\r"; break;
-      default: line += c;
+  std::size_t from = 0;  // the plain text since the last escaped byte goes in one append
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char* escaped;
+    switch (text[i]) {
+      case '\\': escaped = "\\\\"; break;
+      case '\t': escaped = "\\t"; break;
+      case '\n': escaped = "\\n"; break;
+      case '\r': escaped = "\\r"; break;
+      default: continue;
     }
+    line.append(text.data() + from, i - from);
+    line.append(escaped, 2);
+    from = i + 1;
   }
+  line.append(text.data() + from, text.size() - from);
 }
 
 void append_copy_tag(std::string& line, const std::string* value) {
-  if (value) append_copy_text(line, clean_text(*value));
+  std::string scratch;
+  if (value) append_copy_text(line, cleaned(*value, scratch));
   else line += "\\N";
 }
 
@@ -211,10 +227,8 @@ void copy_rows(pqxx::transaction_base& tx, const std::string& table, const std::
 }
 
 GameRow game_row(const chess::PgnGame& g) {
-  chess::PgnTags clean_tags;
-  for (const auto& [name, value] : g.tags) clean_tags.emplace_back(clean_text(name), clean_text(value));
   GameRow line;
-  line.reserve(256 + 6 * g.moves.size());
+  line.reserve(640 + 6 * g.moves.size());
   line += "import";
   for (const char* tag : {"Event", "Site", "Date", "Round", "White", "Black"}) {
     line += '\t';
@@ -228,17 +242,34 @@ GameRow game_row(const chess::PgnGame& g) {
   line += chess::to_fen(g.start);
   // The moves as a move[] literal, {e2e4,e7e5,...}: nothing in it needs escaping.
   line += "\t{";
+  // Written in place: at most 6 bytes a move ("e7e8q,").
   static constexpr char kPromotions[] = "nbrq";
+  const std::size_t at = line.size();
+  line.resize(at + 6 * g.moves.size());
+  char* out = line.data() + at;
   for (std::size_t i = 0; i < g.moves.size(); ++i) {
     const chess::Move m = g.moves[i];
-    if (i > 0) line += ',';
-    const char move[5] = {char('a' + chess::file_of(m.from())), char('1' + chess::rank_of(m.from())),
-                          char('a' + chess::file_of(m.to())), char('1' + chess::rank_of(m.to())),
-                          m.kind() == chess::kPromotion ? kPromotions[m.promotion() - chess::kKnight] : '\0'};
-    line.append(move, move[4] ? 5 : 4);
+    if (i > 0) *out++ = ',';
+    *out++ = char('a' + chess::file_of(m.from()));
+    *out++ = char('1' + chess::rank_of(m.from()));
+    *out++ = char('a' + chess::file_of(m.to()));
+    *out++ = char('1' + chess::rank_of(m.to()));
+    if (m.kind() == chess::kPromotion) *out++ = kPromotions[m.promotion() - chess::kKnight];
   }
+  line.resize(static_cast<std::size_t>(out - line.data()));
   line += "}\t";
-  append_copy_text(line, chess::tags_json(clean_tags));
+  // The tags as a JSON object (chess::tags_json's form), built in memory kept by the thread:
+  // a game's row costs no allocation per tag.
+  thread_local std::string json, name_scratch, value_scratch;
+  json.assign(1, '{');
+  for (std::size_t i = 0; i < g.tags.size(); ++i) {
+    if (i > 0) json += ", ";
+    append_json_string(json, cleaned(g.tags[i].first, name_scratch));
+    json += ": ";
+    append_json_string(json, cleaned(g.tags[i].second, value_scratch));
+  }
+  json += '}';
+  append_copy_text(line, json);
   return line;
 }
 

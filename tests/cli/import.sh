@@ -184,6 +184,16 @@ check "export: nothing written for a failed export" "$(ls "$TMP" | grep -c bad.p
 "$PGMATE" export --db "dbname=$DB" --where "white = 'Iota'" >"$TMP/stdout.pgn" 2>/dev/null
 check_match "export: to standard output" "$(head -n 1 "$TMP/stdout.pgn")" '^\[Event "New"\]$'
 
+# ---- tag text as found: Windows-1252 bytes become UTF-8, a tab and a backslash stay, in the
+# columns and in the tags' JSON alike
+base=$(q "SELECT coalesce(max(id), 0) FROM pgmate.games")
+printf '[Event "Ma\xeetres\tclub"]\n[White "M\xfcller \\\\ Sons"]\n[Black "Kappa"]\n[Result "0-1"]\n\n1. f3 e5 2. g4 Qh4# 0-1\n' >"$TMP/text.pgn"
+"$PGMATE" import --db "dbname=$DB" "$TMP/text.pgn" >/dev/null 2>"$TMP/err"
+check "text: exit code" "$?" 0
+check "text: columns" "$(q "SELECT event || '|' || white FROM pgmate.games WHERE id > $base")" "$(printf 'Ma\xc3\xaetres\tclub|M\xc3\xbcller \\ Sons')"
+check "text: tags" "$(q "SELECT (tags->>'Event') || '|' || (tags->>'White') FROM pgmate.games WHERE id > $base")" \
+  "$(printf 'Ma\xc3\xaetres\tclub|M\xc3\xbcller \\ Sons')"
+
 # ---- pgmate generate --db: the generated games go straight in, the same games as its PGN
 base=$(q "SELECT coalesce(max(id), 0) FROM pgmate.games")
 out=$("$PGMATE" generate --games 200 --seed 9 --db "dbname=$DB" 2>"$TMP/err")
