@@ -10,9 +10,19 @@
 namespace pgmate::pg {
 
 chess::Board board_from_datum(Datum d) {
+  // The board unpacked last is kept: a scan over stored games unpacks nearly the same start
+  // position for every row, and unpacking checks the position and computes its key.
+  static chess::PackedBoard last_packed;
+  static chess::Board last_board;
+  static bool have_last = false;
   chess::PackedBoard packed;
   std::memcpy(packed.data(), DatumGetPointer(d), kBoardSize);
-  return chess::unpack(packed);
+  if (have_last && packed == last_packed) return last_board;
+  chess::Board board = chess::unpack(packed);  // throws for a bad packing: nothing kept
+  last_packed = packed;
+  last_board = board;
+  have_last = true;
+  return board;
 }
 
 Datum board_to_datum(const chess::Board& b) {

@@ -97,6 +97,9 @@ SELECT reaches_material('startpos', '{}', 'KRPKR');
 SELECT reaches_material('startpos', '{}', 'KRXvK');
 SELECT matches_pattern('startpos', '8/8/8');
 SELECT matches_pattern('startpos', '8/8/8/8/8/8/8/7z');
+-- a bad pattern after good ones at the same call site is still refused (parsed texts are
+-- kept only while they stay the same)
+SELECT p, matches_pattern('startpos', p) FROM (VALUES ('8/8/8/8/3P4/8/8/8'), ('8/8/8/8/8/8/8/8'), ('8/8/8/8/3P4/8/8/8x')) v (p);
 DO $$
 DECLARE bad text;
 BEGIN
