@@ -1,6 +1,7 @@
 #include "gamedb/game_search.h"
 
 #include <algorithm>
+#include <cstdlib>
 
 #include "chess/fen.h"
 #include "chess/notation.h"
@@ -99,7 +100,30 @@ Pattern Pattern::parse(std::string_view text) {
     file += width;
   }
   if (rank != 0 || file != 8) bad("pattern", text, "expected 8 ranks of 8 squares, '/' between them");
+  // A pawn reaches (file, rank) from the squares at least as many ranks behind it as files
+  // aside; more than 16 pawns of a colour can never match, and are left to matches().
+  for (int c = 0; c < 2; ++c) {
+    for (chess::Bitboard want = p.pieces_[c * 6 + chess::kPawn]; want && p.cones_ < p.pawn_cones_.size();) {
+      const chess::Square target = chess::pop_lsb(want);
+      chess::Bitboard cone = 0;
+      for (int r = 0; r < 8; ++r) {
+        const int behind = c == 0 ? chess::rank_of(target) - r : r - chess::rank_of(target);
+        if (behind < 0) continue;
+        for (int f = 0; f < 8; ++f)
+          if (std::abs(f - chess::file_of(target)) <= behind) cone |= chess::Bitboard{1} << chess::make_square(f, r);
+      }
+      p.pawn_cones_[p.cones_++] = cone;
+    }
+    if (c == 0) p.white_cones_ = p.cones_;
+  }
   return p;
+}
+
+bool Pattern::still_possible(const chess::Board& b) const {
+  const chess::Bitboard white = b.pieces(chess::kWhite, chess::kPawn), black = b.pieces(chess::kBlack, chess::kPawn);
+  for (std::uint8_t i = 0; i < cones_; ++i)
+    if (!(pawn_cones_[i] & (i < white_cones_ ? white : black))) return false;
+  return true;
 }
 
 bool Pattern::matches(const chess::Board& b) const {
@@ -227,7 +251,12 @@ bool reaches_material(const chess::Board& start, std::span<const chess::Move> mo
 }
 
 bool reaches_pattern(const chess::Board& start, std::span<const chess::Move> moves, const Pattern& pattern) {
-  return replay_until(start, moves, [&](const chess::Board& b) { return pattern.matches(b); });
+  chess::Board b = start;
+  for (std::size_t i = 0;; ++i) {
+    if (pattern.matches(b)) return true;
+    if (i == moves.size() || !pattern.still_possible(b)) return false;
+    chess::play_checked(b, chess::resolve_move(b, moves[i]));
+  }
 }
 
 }  // namespace pgmate::gamedb

@@ -47,9 +47,18 @@ class Pattern {
   // (its SquareSignature) cannot have matched; true says only "maybe".
   bool may_match(const SquareSignature& visited) const;
 
+  // False when no later position of a game through `b` can match: some pawn the pattern
+  // needs has no pawn of its colour left that could still walk there (pawns never go back
+  // and change files only by capturing, one file a rank), as SCID prunes by home pawns.
+  bool still_possible(const chess::Board& b) const;
+
  private:
   std::array<chess::Bitboard, 12> pieces_{};  // [colour * 6 + type]: where each must stand
   chess::Bitboard empty_ = 0;                 // squares that must be empty
+  // For each pawn the pattern needs: the squares a pawn of its colour must stand on to reach
+  // it (its cone), White's first.
+  std::array<chess::Bitboard, 16> pawn_cones_{};
+  std::uint8_t white_cones_ = 0, cones_ = 0;
 };
 
 // A game's material summary, stored with it (pgmate.games.material_signature): its final
@@ -88,8 +97,11 @@ GameSummary summarize(const chess::Board& start, std::span<const chess::Move> mo
 
 // Whether some position of the game (start, then after each move) has the material, or
 // matches the pattern. Moves are resolved as the games table stores them (from, to,
-// promotion); an illegal move throws chess::IllegalMove.
+// promotion); an illegal move throws chess::IllegalMove. Once the answer is known the
+// remaining moves are not played (their legality is the games table's CHECK).
 bool reaches_material(const chess::Board& start, std::span<const chess::Move> moves, const Material& material);
+// Replays until some position matches, or none can any more (Pattern::still_possible): the
+// moves after that are not played.
 bool reaches_pattern(const chess::Board& start, std::span<const chess::Move> moves, const Pattern& pattern);
 
 }  // namespace pgmate::gamedb

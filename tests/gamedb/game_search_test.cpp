@@ -182,5 +182,39 @@ TEST(GameSearch, SquareSignaturePrunesOnlyPatternsNeverMatched) {
   EXPECT_THROW(SquareSignature::from_bytes(std::vector<std::uint8_t>(47)), chess::ParseError);
 }
 
+TEST(GameSearch, PawnConesStopOnlyReplaysThatCanNoLongerMatch) {
+  std::mt19937 rng(11);
+  // Pawn patterns from one pawn to a chain, both colours, with pieces beside.
+  std::vector<Pattern> patterns;
+  for (const char* p : {"8/8/8/3pP3/8/8/8/8", "8/8/8/8/3P4/8/8/8", "8/8/8/8/8/2P5/1P6/8", "8/p7/8/8/8/8/8/8",
+                        "8/8/2p5/8/4P3/8/8/8", "8/8/8/8/8/8/PPPPPPPP/8", "8/8/8/8/4N3/3P4/8/8", "8/8/8/2P5/8/8/8/8"})
+    patterns.push_back(Pattern::parse(p));
+  int matched = 0, stopped_early = 0;
+  for (int game = 0; game < 300; ++game) {
+    const RandomGame played = random_game(rng, chess::parse_fen("startpos"), 150);
+    std::vector<Move> moves;
+    for (const Move m : played.moves) moves.push_back(chess::board_free(m));
+    for (const Pattern& pattern : patterns) {
+      bool truth = false;
+      for (const Board& p : played.positions) truth |= pattern.matches(p);
+      EXPECT_EQ(reaches_pattern(played.start, moves, pattern), truth) << game;
+      matched += truth;
+      // Once impossible, impossible for good; never before the last position that matches.
+      bool impossible = false;
+      for (std::size_t i = 0; i < played.positions.size(); ++i) {
+        const bool possible = pattern.still_possible(played.positions[i]);
+        EXPECT_FALSE(impossible && possible) << game << " ply " << i;
+        impossible |= !possible;
+        if (impossible) {
+          EXPECT_FALSE(pattern.matches(played.positions[i])) << game << " ply " << i;
+        }
+      }
+      stopped_early += impossible && !pattern.still_possible(played.positions[played.positions.size() / 2]);
+    }
+  }
+  EXPECT_GT(matched, 100);
+  EXPECT_GT(stopped_early, 200);  // random games lose or advance their pawns: most replays stop by mid-game
+}
+
 }  // namespace
 }  // namespace pgmate::gamedb
