@@ -101,7 +101,8 @@ Pattern Pattern::parse(std::string_view text) {
   }
   if (rank != 0 || file != 8) bad("pattern", text, "expected 8 ranks of 8 squares, '/' between them");
   // A pawn reaches (file, rank) from the squares at least as many ranks behind it as files
-  // aside; more than 16 pawns of a colour can never match, and are left to matches().
+  // aside. A side has at most 8 pawns, so a pattern asking more never matches: pawns past
+  // the 16th in all get no cone (a cone fewer only prunes less).
   for (int c = 0; c < 2; ++c) {
     for (chess::Bitboard want = p.pieces_[c * 6 + chess::kPawn]; want && p.cones_ < p.pawn_cones_.size();) {
       const chess::Square target = chess::pop_lsb(want);

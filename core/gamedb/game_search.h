@@ -100,8 +100,7 @@ GameSummary summarize(const chess::Board& start, std::span<const chess::Move> mo
 // promotion); an illegal move throws chess::IllegalMove. Once the answer is known the
 // remaining moves are not played (their legality is the games table's CHECK).
 bool reaches_material(const chess::Board& start, std::span<const chess::Move> moves, const Material& material);
-// Replays until some position matches, or none can any more (Pattern::still_possible): the
-// moves after that are not played.
+// (A pattern's replay also ends once Pattern::still_possible says no.)
 bool reaches_pattern(const chess::Board& start, std::span<const chess::Move> moves, const Pattern& pattern);
 
 }  // namespace pgmate::gamedb
