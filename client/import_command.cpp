@@ -37,7 +37,6 @@
 #include "chess/pgn.h"
 #include "commands.h"
 #include "common/encoding.h"
-#include "common/json.h"
 #include "db.h"
 #include "progress.h"
 
@@ -96,10 +95,12 @@ std::string clean_text(std::string_view s) {
   return out;
 }
 
-// `s` itself when it is clean already (the reader's tags nearly always are), else its
-// cleaned copy in `scratch`: no copy for the common case.
+// Whether clean_text would leave `s` as it is (the reader's tags nearly always are).
+bool is_clean_text(std::string_view s) { return is_valid_utf8(s) && s.find('\0') == std::string_view::npos; }
+
+// `s` itself when it is clean already, else its cleaned copy in `scratch`.
 std::string_view cleaned(std::string_view s, std::string& scratch) {
-  if (is_valid_utf8(s) && s.find('\0') == std::string_view::npos) return s;
+  if (is_clean_text(s)) return s;
   scratch = clean_text(s);
   return scratch;
 }
@@ -258,17 +259,20 @@ GameRow game_row(const chess::PgnGame& g) {
   }
   line.resize(static_cast<std::size_t>(out - line.data()));
   line += "}\t";
-  // The tags as a JSON object (chess::tags_json's form), built in memory kept by the thread:
-  // a game's row costs no allocation per tag.
-  thread_local std::string json, name_scratch, value_scratch;
-  json.assign(1, '{');
-  for (std::size_t i = 0; i < g.tags.size(); ++i) {
-    if (i > 0) json += ", ";
-    append_json_string(json, cleaned(g.tags[i].first, name_scratch));
-    json += ": ";
-    append_json_string(json, cleaned(g.tags[i].second, value_scratch));
+  // The tags as a JSON object, built in memory kept by the thread; the reader's tags are
+  // nearly always clean already, and are then used as they are, with no copy per tag.
+  thread_local std::string json;
+  json.clear();
+  const bool clean = std::all_of(g.tags.begin(), g.tags.end(), [](const auto& tag) {
+    return is_clean_text(tag.first) && is_clean_text(tag.second);
+  });
+  if (clean) {
+    chess::append_tags_json(json, g.tags);
+  } else {
+    chess::PgnTags clean_tags;
+    for (const auto& [name, value] : g.tags) clean_tags.emplace_back(clean_text(name), clean_text(value));
+    chess::append_tags_json(json, clean_tags);
   }
-  json += '}';
   append_copy_text(line, json);
   return line;
 }

@@ -975,14 +975,20 @@ std::string to_pgn(const PgnTags& tags, const Board& start, const std::vector<Mo
 std::string to_pgn(const PgnGame& game) { return to_pgn(game.tags, game.start, game.moves, game.result); }
 
 std::string tags_json(const PgnTags& tags) {
-  std::string json = "{";
+  std::string json;
+  append_tags_json(json, tags);
+  return json;
+}
+
+void append_tags_json(std::string& json, const PgnTags& tags) {
+  json += '{';
   for (size_t i = 0; i < tags.size(); ++i) {
     if (i) json += ", ";
     append_json_string(json, tags[i].first);
     json += ": ";
     append_json_string(json, tags[i].second);
   }
-  return json + "}";
+  json += '}';
 }
 
 }  // namespace pgmate::chess

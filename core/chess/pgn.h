@@ -144,6 +144,8 @@ std::string to_pgn(const PgnTags& tags, const Board& start, const std::vector<Mo
 // The tags as a JSON object text ({"Event": "...", ...}), in order; a repeated name
 // appears twice (JSON readers such as jsonb keep the last). Text must be valid UTF-8.
 std::string tags_json(const PgnTags& tags);
+// The same appended to `json` (no allocation beyond its growth).
+void append_tags_json(std::string& json, const PgnTags& tags);
 
 std::string to_pgn(const PgnGame& game);
 
