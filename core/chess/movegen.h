@@ -48,6 +48,20 @@ struct MoveCountSink {
 // Works on any position type with pieces(Color), pieces(PieceType), attackers_to, ep,
 // castling and an `Attacks` policy (bitboard.h): chess::Board, and CompactBoard
 // (chess/compact_board.h) on the device.
+// Whether the side to move (Us), not in check, may castle on that side: the right is kept
+// (so king and rook stand at home), the squares between them are empty, and the two the
+// king crosses are not attacked.
+template <Color Us, class Position>
+PGMATE_HD inline bool may_castle(const Position& b, bool king_side, Bitboard occ) {
+  constexpr Color Them = Color(Us ^ 1);
+  const Square k = Us == kWhite ? 4 : 60;
+  if (king_side)
+    return (b.castling & (Us == kWhite ? kWhiteOO : kBlackOO)) && !(occ & (bb(k + 1) | bb(k + 2))) &&
+           !b.attackers_to(k + 1, Them, occ) && !b.attackers_to(k + 2, Them, occ);
+  return (b.castling & (Us == kWhite ? kWhiteOOO : kBlackOOO)) && !(occ & (bb(k - 1) | bb(k - 2) | bb(k - 3))) &&
+         !b.attackers_to(k - 1, Them, occ) && !b.attackers_to(k - 2, Them, occ);
+}
+
 template <Color Us, class Sink, class Position>
 PGMATE_HD inline void generate_legal_for(const Position& b, Sink& sink) {
   using A = typename Position::Attacks;
@@ -163,14 +177,8 @@ PGMATE_HD inline void generate_legal_for(const Position& b, Sink& sink) {
   }
   if (!checkers && (b.castling & (Us == kWhite ? (kWhiteOO | kWhiteOOO) : (kBlackOO | kBlackOOO)))) {
     const Square k = Us == kWhite ? 4 : 60;
-    const std::uint8_t oo = Us == kWhite ? kWhiteOO : kBlackOO;
-    const std::uint8_t ooo = Us == kWhite ? kWhiteOOO : kBlackOOO;
-    if ((b.castling & oo) && !(occ & (bb(k + 1) | bb(k + 2))) &&
-        !b.attackers_to(k + 1, Them, occ) && !b.attackers_to(k + 2, Them, occ))
-      sink.special(Move(k, k + 2, kCastling));
-    if ((b.castling & ooo) && !(occ & (bb(k - 1) | bb(k - 2) | bb(k - 3))) &&
-        !b.attackers_to(k - 1, Them, occ) && !b.attackers_to(k - 2, Them, occ))
-      sink.special(Move(k, k - 2, kCastling));
+    if (may_castle<Us>(b, true, occ)) sink.special(Move(k, k + 2, kCastling));
+    if (may_castle<Us>(b, false, occ)) sink.special(Move(k, k - 2, kCastling));
   }
 }
 

@@ -1,5 +1,7 @@
 #include "chess/notation.h"
 
+#include "chess/movegen.h"
+
 #include "common/text.h"
 
 namespace pgmate::chess {
@@ -301,6 +303,16 @@ Move find_san_move(const Board& b, const SanMove& san) {
   return found;
 }
 
+// The side to move's castling move on that side when it is legal now, else a null Move:
+// a few attack tests instead of listing every legal move (the list then says what is wrong).
+Move legal_castling(const Board& b, bool king_side) {
+  if (b.in_check()) return Move();
+  const Bitboard occ = b.occupied();
+  if (!(b.side == kWhite ? may_castle<kWhite>(b, king_side, occ) : may_castle<kBlack>(b, king_side, occ))) return Move();
+  const Square k = b.side == kWhite ? 4 : 60;
+  return Move(k, king_side ? k + 2 : k - 2, kCastling);
+}
+
 // What parse_san does, by listing the legal moves; also says why nothing matches.
 Move resolve_san_by_list(const Board& b, const SanMove& san, std::string_view original) {
   auto illegal = [&](const std::string& why) -> IllegalMove {
@@ -343,7 +355,11 @@ Move resolve_move(const Board& b, Move wanted) {
   // a few attack lookups instead of listing every legal move. Castling and every
   // failure go through the list, which also says what is wrong.
   const Piece moving = b.piece_on(wanted.from());
-  if (moving != kNoPiece && color_of(moving) == b.side) {
+  const Square home = b.side == kWhite ? 4 : 60;
+  if (moving != kNoPiece && color_of(moving) == b.side && type_of(moving) == kKing && wanted.from() == home &&
+      (wanted.to() == home + 2 || wanted.to() == home - 2) && wanted.kind() != kPromotion) {
+    if (const Move m = legal_castling(b, wanted.to() > home); !m.is_null()) return m;
+  } else if (moving != kNoPiece && color_of(moving) == b.side) {
     SanMove san;
     san.type = type_of(moving);
     san.to = wanted.to();
@@ -375,10 +391,8 @@ Move parse_san(const Board& b, std::string_view text) {
   std::string_view stripped;
   const SanMove san = split_san(b, text, stripped);
   if (san.uci) return parse_uci(b, stripped);
-  if (!san.castling) {
-    const Move m = find_san_move(b, san);
-    if (!m.is_null()) return m;
-  }
+  const Move m = san.castling ? legal_castling(b, san.king_side) : find_san_move(b, san);
+  if (!m.is_null()) return m;
   return resolve_san_by_list(b, san, text);
 }
 
