@@ -45,9 +45,6 @@ struct MoveCountSink {
   PGMATE_HD void special(Move) { ++count; }
 };
 
-// Works on any position type with pieces(Color), pieces(PieceType), attackers_to, ep,
-// castling and an `Attacks` policy (bitboard.h): chess::Board, and CompactBoard
-// (chess/compact_board.h) on the device.
 // Whether the side to move (Us), not in check, may castle on that side: the right is kept
 // (so king and rook stand at home), the squares between them are empty, and the two the
 // king crosses are not attacked.
@@ -62,6 +59,9 @@ PGMATE_HD inline bool may_castle(const Position& b, bool king_side, Bitboard occ
          !b.attackers_to(k - 1, Them, occ) && !b.attackers_to(k - 2, Them, occ);
 }
 
+// Works on any position type with pieces(Color), pieces(PieceType), attackers_to, ep,
+// castling and an `Attacks` policy (bitboard.h): chess::Board, and CompactBoard
+// (chess/compact_board.h) on the device.
 template <Color Us, class Sink, class Position>
 PGMATE_HD inline void generate_legal_for(const Position& b, Sink& sink) {
   using A = typename Position::Attacks;

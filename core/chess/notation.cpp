@@ -352,8 +352,8 @@ Move resolve_san_by_list(const Board& b, const SanMove& san, std::string_view or
 
 Move resolve_move(const Board& b, Move wanted) {
   // Most moves are found from their destination, as SAN is, with the from square fixed:
-  // a few attack lookups instead of listing every legal move. Castling and every
-  // failure go through the list, which also says what is wrong.
+  // a few attack lookups instead of listing every legal move; castling by its own squares
+  // (may_castle). Every failure goes through the list, which also says what is wrong.
   const Piece moving = b.piece_on(wanted.from());
   const Square home = b.side == kWhite ? 4 : 60;
   if (moving != kNoPiece && color_of(moving) == b.side && type_of(moving) == kKing && wanted.from() == home &&
