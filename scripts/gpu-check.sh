@@ -23,6 +23,7 @@ ROOT=$PWD
 BUILD=${BUILD:-$ROOT/build-gpu}
 OUT=${OUT:-$BUILD/out}
 mkdir -p "$OUT"
+STEP_TIMEOUT=${STEP_TIMEOUT:-300}  # seconds for each test binary and the sanitizer run
 run_tests=1 run_bench=1 quick= no_gpu=
 for a in "$@"; do
   case $a in
@@ -99,8 +100,10 @@ if [ -n "$run_tests" ]; then
       note "FAIL $name: $exe was not built"; failed=1; return
     fi
     echo "==== $name" >>"$OUT/tests.log"
-    "$exe" --gtest_filter="$filter" --gtest_color=no >>"$OUT/tests.log" 2>&1
+    # Bounded, so that a hung kernel still leaves the other results (124: timed out).
+    timeout "$STEP_TIMEOUT" "$exe" --gtest_filter="$filter" --gtest_color=no >>"$OUT/tests.log" 2>&1
     local status=$?
+    [ $status -eq 124 ] && echo "$name: timed out after $STEP_TIMEOUT s" >>"$OUT/tests.log"
     local counts
     counts=$(sed -n "/^==== $name\$/,\$p" "$OUT/tests.log" | grep -E '^\[ +(PASSED|FAILED|SKIPPED) +\] [0-9]+ test' | tr '\n' ' ')
     if [ $status -ne 0 ]; then
@@ -124,7 +127,7 @@ if [ -n "$run_tests" ]; then
   # The review's regression cases under compute-sanitizer (out-of-bounds and misaligned
   # accesses, stack overflows), where the image has it.
   if [ -z "$no_gpu" ] && command -v compute-sanitizer >/dev/null; then
-    if compute-sanitizer --tool memcheck --error-exitcode 1 "$bin/cuda_perft_test" \
+    if timeout "$STEP_TIMEOUT" compute-sanitizer --tool memcheck --error-exitcode 1 "$bin/cuda_perft_test" \
          --gtest_filter='CudaPerftBreadthFirst.ReviewRegressionCounts:CudaPerftPerThread.DeepThreadsDoNotOverflow' \
          >"$OUT/sanitizer.log" 2>&1; then
       note "ok   compute-sanitizer memcheck on the regression cases"

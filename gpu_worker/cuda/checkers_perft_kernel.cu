@@ -44,15 +44,18 @@ __global__ void __launch_bounds__(kThreads) checkers_perft_sum_kernel(const chec
 }
 
 // Host-split limits. A launch has at least kMinFrontier threads when the frontier allows,
-// and about kTargetNodesPerLaunch nodes (some tens of ms), so the network's stream gets the
-// SMs back often; a thread searches at most kMaxNodesPerThread (estimated).
+// and a thread searches about kMaxNodesPerThread nodes (estimated). One GPU thread searches
+// only some 10^4 nodes/s (an H100: 2-3e9 nodes/s over all its threads), and a running thread
+// never looks at the cancel word, so the per-thread work bounds cancel latency: at 15,000
+// nodes a cancel took 610 ms; at 1,000 it is tens of ms, with launches of about 0.1 s
+// (kTargetNodesPerLaunch) so the network's stream also gets the SMs back often.
 constexpr std::size_t kMinFrontier = std::size_t(1) << 18;
 // A narrow frontier is widened only while threads keep at least this many plies (shallower
 // threads would leave the host generating boards faster than the GPU consumes them).
 constexpr int kMinThreadDepth = 5;
 constexpr std::size_t kMaxSlice = std::size_t(1) << 22;  // boards per host expansion slice (64 MiB)
-constexpr double kTargetNodesPerLaunch = 4e9;
-constexpr double kMaxNodesPerThread = kTargetNodesPerLaunch / double(kMinFrontier);
+constexpr double kMaxNodesPerThread = 1000;
+constexpr double kTargetNodesPerLaunch = kMaxNodesPerThread * double(kMinFrontier);
 constexpr std::size_t kMaxChunk = std::size_t(1) << 22;
 
 std::uint64_t add_checked(std::uint64_t a, std::uint64_t b) {
