@@ -60,16 +60,19 @@ bool is_legal(const Board& b, Move m) {
   return false;
 }
 
+template <bool kKeys>
 void play_checked(Board& b, Move m) {
-  const bool resets_clock = type_of(b.piece_on(m.from())) == kPawn || b.piece_on(m.to()) != kNoPiece;
-  const char* counter = b.side == kBlack && b.fullmove == 0xFFFF ? "the fullmove number"
-                        : b.halfmove == 0xFFFF && !resets_clock  ? "the halfmove clock"
-                                                                 : nullptr;
-  if (counter)
+  const auto resets_clock = [&] { return type_of(b.piece_on(m.from())) == kPawn || b.piece_on(m.to()) != kNoPiece; };
+  const char* counter = b.side == kBlack && b.fullmove == 0xFFFF     ? "the fullmove number"
+                        : b.halfmove == 0xFFFF && !resets_clock() ? "the halfmove clock"
+                                                                   : nullptr;
+  if (counter) [[unlikely]]
     throw IllegalMove("move " + quoted(to_uci(m)) + " in " + to_fen(b) + " cannot be played: " + counter +
                       " would pass 65535, the largest a board holds");
-  b.play(m);
+  b.play<kKeys>(m);
 }
+template void play_checked<true>(Board&, Move);
+template void play_checked<false>(Board&, Move);
 
 Move parse_uci(const Board& b, std::string_view text) { return resolve_move(b, parse_uci_syntax(text)); }
 
@@ -220,6 +223,37 @@ SanMove split_san(const Board& b, std::string_view text, std::string_view& strip
     }
   }
   return san;
+}
+
+// The shapes nearly every PGN move has ("e4", "Nf3", "exd5", "Nxe5", "Nbd7", "R1e2", "Nbxd7",
+// each with at most one '+' or '#'), read without the general splitter: false for anything
+// else, which split_san then reads. For these it gives what split_san gives.
+bool split_common_san(std::string_view t, SanMove& out) {
+  if (!t.empty() && (t.back() == '+' || t.back() == '#')) t.remove_suffix(1);
+  const std::size_t n = t.size();
+  const auto is_file = [](char c) { return c >= 'a' && c <= 'h'; };
+  const auto is_rank = [](char c) { return c >= '1' && c <= '8'; };
+  if (n < 2 || n > 5 || !is_file(t[n - 2]) || !is_rank(t[n - 1])) return false;
+  SanMove san;
+  san.to = make_square(t[n - 2] - 'a', t[n - 1] - '1');
+  if (n == 2) {  // a pawn's push
+  } else if (is_piece_letter(t[0])) {
+    san.type = piece_from_letter(t[0]);
+    std::string_view between = t.substr(1, n - 3);  // disambiguation and capture mark
+    if (!between.empty() && between.back() == 'x') between.remove_suffix(1);
+    if (between.size() > 1) return false;
+    if (between.size() == 1) {
+      if (is_file(between[0])) san.from_file = between[0] - 'a';
+      else if (is_rank(between[0])) san.from_rank = between[0] - '1';
+      else return false;
+    }
+  } else if (n == 4 && is_file(t[0]) && t[1] == 'x') {  // a pawn's capture
+    san.from_file = t[0] - 'a';
+  } else {
+    return false;
+  }
+  out = san;
+  return true;
 }
 
 // Lines through s on an empty board (s itself excluded), by arithmetic: no table.
@@ -388,9 +422,12 @@ Move resolve_move(const Board& b, Move wanted) {
 }
 
 Move parse_san(const Board& b, std::string_view text) {
-  std::string_view stripped;
-  const SanMove san = split_san(b, text, stripped);
-  if (san.uci) return parse_uci(b, stripped);
+  SanMove san;
+  if (!split_common_san(text, san)) {
+    std::string_view stripped;
+    san = split_san(b, text, stripped);
+    if (san.uci) return parse_uci(b, stripped);
+  }
   const Move m = san.castling ? legal_castling(b, san.king_side) : find_san_move(b, san);
   if (!m.is_null()) return m;
   return resolve_san_by_list(b, san, text);

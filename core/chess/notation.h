@@ -46,7 +46,9 @@ Move resolve_move(const Board& b, Move m);
 // and the position instead of letting a counter stop at 65535 (the most the board and its
 // packed form hold), which would repeat a fullmove number or freeze the halfmove clock.
 // Board::play stops them silently for perft and the search, whose boards nobody reads;
-// every board given back to a user or stored is played through here.
+// every board given back to a user or stored is played through here. With kKeys false the
+// board's Zobrist key is left stale, for replays that never read it (the PGN reader).
+template <bool kKeys = true>
 void play_checked(Board& b, Move m);
 
 // Drops the kind bits a board is needed to know (castling, en passant), keeping from,

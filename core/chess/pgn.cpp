@@ -67,6 +67,8 @@ std::string_view glued_result(std::string_view s) {
 
 // The ways PGN writers spell a null move (passing the turn).
 bool is_null_move(std::string_view s) {
+  // The first character first: a move's text rarely starts like a null move.
+  if (s.empty() || (s[0] != '-' && s[0] != 'Z' && s[0] != '0' && s[0] != '@')) return false;
   return s.size() <= 4 && (s == "--" || s == "Z0" || s == "0000" || s == "@@@@");
 }
 
@@ -276,6 +278,20 @@ void PgnParser::lex_span(const char* p, size_t& pos, size_t n) {
     if (lex_ == Lex::kNormal) {
       if (c == ' ') {
         at_line_start_ = false;
+        ++pos;
+        continue;
+      }
+      // In the movetext a period and a line end are tokens the parser reads past (a blank
+      // line too): skipped here, without making them tokens.
+      if (state_ == State::kMoves && (c == '.' || (c == '\n' && line_has_content_))) {
+        if (c == '.') {
+          at_line_start_ = false;
+          line_has_content_ = true;
+        } else {
+          at_line_start_ = true;
+          line_has_content_ = false;
+          ++line_;
+        }
         ++pos;
         continue;
       }
@@ -593,6 +609,7 @@ void PgnParser::begin_game() {
   game_.start = standard_start();
   game_.number = ++games_;
   game_.moves.reserve(128);
+  game_.tags.reserve(16);  // the Seven Tag Roster and some more, without regrowing
   depth_ = 0;
   fen_line_ = 0;
 }
@@ -748,7 +765,7 @@ void PgnParser::play_san(std::string_view san, int line) {
   Move m;
   try {
     m = parse_san(board_, san);
-    play_checked(board_, m);
+    play_checked<false>(board_, m);  // board_'s key is never read
   } catch (const ParseError& e) {
     return fail(move_context(san), e.what(), line);
   }

@@ -466,6 +466,12 @@ void compare_with_listing(const Board& b, long& texts) {
     candidates.insert(std::string(1, letter) + to);
     candidates.insert(std::string(1, letter) + from.substr(0, 1) + to);
     candidates.insert(std::string(1, letter) + from.substr(1) + to);
+    // The shapes parse_san reads without the general splitter, with their marks.
+    candidates.insert(std::string(1, letter) + "x" + to + "+");
+    candidates.insert(std::string(1, letter) + from.substr(0, 1) + "x" + to);
+    candidates.insert(std::string(1, letter) + from.substr(1) + "x" + to + "#");
+    candidates.insert(std::string(1, letter) + "xx" + to);
+    candidates.insert(to + "+");
     candidates.insert(from.substr(0, 1) + to);
     candidates.insert(from.substr(0, 1) + "x" + to);
     candidates.insert(to);
