@@ -1,7 +1,9 @@
 #include "gamedb/game_search.h"
 
 #include <algorithm>
+#include <bit>
 #include <cstdlib>
+#include <cstring>
 
 #include "chess/fen.h"
 #include "chess/notation.h"
@@ -16,18 +18,6 @@ constexpr chess::PieceType kTypes[5] = {chess::kQueen, chess::kRook, chess::kBis
 
 [[noreturn]] void bad(std::string_view what, std::string_view text, const std::string& why) {
   throw chess::ParseError("invalid " + std::string(what) + " " + quote_input(text, 80) + ": " + why);
-}
-
-// Replays the game, asking `stop` at every position; true as soon as it says so.
-template <class Stop>
-bool replay_until(const chess::Board& start, std::span<const chess::Move> moves, Stop&& stop) {
-  chess::Board b = start;
-  if (stop(b)) return true;
-  for (const chess::Move given : moves) {
-    chess::play_checked(b, chess::resolve_move(b, given));
-    if (stop(b)) return true;
-  }
-  return false;
 }
 
 }  // namespace
@@ -166,7 +156,11 @@ SquareSignature SquareSignature::from_bytes(std::span<const std::uint8_t> bytes)
     throw chess::ParseError("invalid square signature: " + std::to_string(bytes.size()) + " bytes, expected " +
                             std::to_string(kBytes));
   SquareSignature s;
-  for (std::size_t i = 0; i < kBytes; ++i) s.visited[i / 8] |= chess::Bitboard{bytes[i]} << (8 * (i % 8));
+  if constexpr (std::endian::native == std::endian::little) {
+    std::memcpy(s.visited.data(), bytes.data(), kBytes);  // the stored order is the host's: one copy per row
+  } else {
+    for (std::size_t i = 0; i < kBytes; ++i) s.visited[i / 8] |= chess::Bitboard{bytes[i]} << (8 * (i % 8));
+  }
   return s;
 }
 
@@ -245,7 +239,7 @@ bool reaches_material(const chess::Board& start, std::span<const chess::Move> mo
     const chess::Move m = chess::resolve_move(b, moves[i]);
     const bool changes = b.piece_on(m.to()) != chess::kNoPiece || m.kind() == chess::kEnPassant ||
                          m.kind() == chess::kPromotion;
-    chess::play_checked(b, m);
+    chess::play_checked<false>(b, m);  // material and patterns never read the key
     if (changes) state = check(b);
   }
   return state == 1;
@@ -256,7 +250,7 @@ bool reaches_pattern(const chess::Board& start, std::span<const chess::Move> mov
   for (std::size_t i = 0;; ++i) {
     if (pattern.matches(b)) return true;
     if (i == moves.size() || !pattern.still_possible(b)) return false;
-    chess::play_checked(b, chess::resolve_move(b, moves[i]));
+    chess::play_checked<false>(b, chess::resolve_move(b, moves[i]));
   }
 }
 
