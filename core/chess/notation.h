@@ -47,7 +47,8 @@ Move resolve_move(const Board& b, Move m);
 // packed form hold), which would repeat a fullmove number or freeze the halfmove clock.
 // Board::play stops them silently for perft and the search, whose boards nobody reads;
 // every board given back to a user or stored is played through here. With kKeys false the
-// board's Zobrist key is left stale, for replays that never read it (the PGN reader).
+// board's Zobrist key is left stale, for replays that never read it (the PGN reader, the
+// material and pattern scans).
 template <bool kKeys = true>
 void play_checked(Board& b, Move m);
 
