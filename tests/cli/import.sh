@@ -207,6 +207,19 @@ check "generate --db: the games of its PGN" \
 "$PGMATE" generate --games 20 --seed 9 --db "dbname=pgmate_import_no_such_database" >/dev/null 2>"$TMP/err"
 check "generate --db: a failed import fails" "$?" 1
 
+# ---- a row the server refuses (a constraint of the test's own, for new rows only): exit
+# 1, the server's message, the PGN game of that row (the batch holds games 1, 2 and 4: its
+# third row), and its batch rolled back
+q "ALTER TABLE pgmate.games ADD CONSTRAINT import_test_no_eta CHECK (white IS DISTINCT FROM 'Eta') NOT VALID" >/dev/null
+before=$(q "SELECT count(*) FROM pgmate.games")
+"$PGMATE" import --db "dbname=$DB" --on-error skip "$TMP/games.pgn" >/dev/null 2>"$TMP/err"
+rc=$?
+q "ALTER TABLE pgmate.games DROP CONSTRAINT import_test_no_eta" >/dev/null
+check "server refuses a row: exit code" "$rc" 1
+check_match "server refuses a row: the server's message" "$(cat "$TMP/err")" 'violates check constraint "import_test_no_eta"'
+check_match "server refuses a row: the PGN game named" "$(cat "$TMP/err")" 'the rejected row is PGN game 4$'
+check "server refuses a row: its batch rolled back" "$(q "SELECT count(*) FROM pgmate.games")" "$before"
+
 # ---- bad input and connection errors
 "$PGMATE" import --db "dbname=$DB" "$TMP/no-such-file.pgn" >/dev/null 2>"$TMP/err"
 check "missing file: exit code" "$?" 2
