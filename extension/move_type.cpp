@@ -34,7 +34,11 @@ PGMATE_FUNCTION(move_recv) {
   if (buf->len - buf->cursor != 2)
     throw pg::SqlError(ERRCODE_INVALID_BINARY_REPRESENTATION,
                        "invalid binary move: expected 2 bytes, got " + std::to_string(buf->len - buf->cursor));
-  const std::uint16_t bits = pgmate::pg::pg_call([&] { return std::uint16_t(pq_getmsgint(buf, 2)); });
+  // The two bytes in network order, read here: their count is checked above, so
+  // pq_getmsgint could not fail, and its guard cost a setjmp per move of a binary import.
+  const auto* bytes = reinterpret_cast<const unsigned char*>(buf->data + buf->cursor);
+  const auto bits = static_cast<std::uint16_t>(bytes[0] << 8 | bytes[1]);
+  buf->cursor += 2;
   const chess::Move m(bits);
   // Only from/to/promotion encodings that text input could produce are accepted.
   if (m.from() == m.to() || chess::board_free(m) != m || (m.kind() != chess::kPromotion && (bits >> 14) != 0))
