@@ -295,6 +295,19 @@ void PgnParser::lex_span(const char* p, size_t& pos, size_t n) {
         ++pos;
         continue;
       }
+      // A move number with its periods ("12.", "12..."): read past here, as the parser would
+      // ("0000." stays a symbol: a null move).
+      if (state_ == State::kMoves && is_digit(c)) {
+        size_t end = pos + 1;
+        while (end < n && is_digit(p[end])) ++end;
+        if (end < n && p[end] == '.' && std::string_view(p + pos, end - pos) != "0000") {
+          while (end < n && p[end] == '.') ++end;
+          at_line_start_ = false;
+          line_has_content_ = true;
+          pos = end;
+          continue;
+        }
+      }
       if (kCharClass[static_cast<unsigned char>(c)] & kAlnum) {
         size_t end = pos + 1;
         while (end < n) {

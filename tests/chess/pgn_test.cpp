@@ -591,6 +591,17 @@ TEST(PgnLenient, CheckSignsApartFromTheMove) {
   EXPECT_THAT(error_of("1. e4 +@ e5 *"), HasSubstr("unexpected character '+'"));
 }
 
+// Move numbers are read past however they are written (the lexer skips the usual ones
+// without making tokens of them); "0000." stays a null move.
+TEST(PgnLenient, MoveNumbersInEverySpelling) {
+  const std::string text = "1.e4 e5 2...Nf3 Nc6 3. Bb5 a6 4 . Ba4 Nf6 12.5 O-O 3.... Be7 6.\nRe1 0. b5 00. Bb3 *";
+  const PgnGame g = only_game(text);
+  EXPECT_EQ(uci_line(g.moves), "e2e4 e7e5 g1f3 b8c6 f1b5 a7a6 b5a4 g8f6 e1g1 f8e7 f1e1 b7b5 a4b3");
+  for (size_t chunk : {size_t(1), size_t(2), size_t(3)})
+    expect_same_games(read_in_chunks(text, chunk, PgnErrorMode::kFail), {g});
+  EXPECT_THAT(error_of("1. e4 0000. *"), HasSubstr("null move \"0000\""));
+}
+
 TEST(PgnLenient, LongAlgebraic) {
   PgnGame g = only_game(
       "1. e2-e4 e7-e5 2. Ng1-f3 b8-c6 3. f1c4 Ng8xf6?! 4. 0-0 Bf8-c5 5. d2-d3 d7-d6 6. c1-g5 0-0 "
