@@ -281,8 +281,9 @@ void PgnParser::lex_span(const char* p, size_t& pos, size_t n) {
         ++pos;
         continue;
       }
-      // In the movetext a period and a line end are tokens the parser reads past (a blank
-      // line too): skipped here, without making them tokens.
+      // In the movetext a period, and the end of a line that had something on it, are
+      // tokens the parser reads past: skipped here, without making them tokens (a blank
+      // line still goes through lex_normal).
       if (state_ == State::kMoves && (c == '.' || (c == '\n' && line_has_content_))) {
         if (c == '.') {
           at_line_start_ = false;
