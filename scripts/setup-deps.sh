@@ -7,6 +7,7 @@ packages=(
   build-essential cmake pkg-config git python3
   clang libclang-rt-14-dev          # libFuzzer targets and sanitizers
   postgresql-15 postgresql-server-dev-15 postgresql-common libpqxx-dev
+  libpq-dev                         # pgmate import's binary COPY calls libpq itself
   libgtest-dev libgmock-dev libbenchmark-dev
   stockfish                         # perft oracle, speed peer and arena opponent (/usr/games/stockfish)
   polyglot                          # UCI-to-xboard adapter: drives pgmate uci in a test
