@@ -230,18 +230,22 @@ struct RawConnection : pqxx::largeobject {
   static PGconn* of(const pqxx::dbtransaction& tx) { return raw_connection(tx); }
 };
 
-// Reads the results a statement left; throws the first error as pqxx would.
-void finish_statement(PGconn* conn, const std::string& statement) {
+// Reads the results a statement left; throws the first error as pqxx would. `first`: a
+// result already taken that was not what the caller wanted (it is cleared here).
+void finish_statement(PGconn* conn, const std::string& statement, PGresult* first = nullptr) {
   std::string error, sqlstate;
-  while (PGresult* r = PQgetResult(conn)) {
+  const auto take = [&](PGresult* r) {
     const ExecStatusType status = PQresultStatus(r);
     if (error.empty() && status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK) {
       error = PQresultErrorMessage(r);
       if (const char* state = PQresultErrorField(r, PG_DIAG_SQLSTATE)) sqlstate = state;
     }
     PQclear(r);
-  }
+  };
+  if (first) take(first);
+  while (PGresult* r = PQgetResult(conn)) take(r);
   if (error.empty() && PQstatus(conn) != CONNECTION_OK) error = PQerrorMessage(conn);
+  if (error.empty() && first) error = "unexpected result of " + statement;
   if (!error.empty()) throw pqxx::sql_error(error, statement, sqlstate.empty() ? nullptr : sqlstate.c_str());
 }
 
@@ -253,14 +257,9 @@ void copy_rows(pqxx::dbtransaction& tx, const std::string& table, const std::vec
   statement += ") FROM STDIN (FORMAT binary)";
   if (!PQsendQuery(conn, statement.c_str())) throw pqxx::broken_connection(PQerrorMessage(conn));
   PGresult* started = PQgetResult(conn);
-  const bool copying = started && PQresultStatus(started) == PGRES_COPY_IN;
-  if (!copying) {
-    const std::string error = started ? PQresultErrorMessage(started) : PQerrorMessage(conn);
-    const char* state = started ? PQresultErrorField(started, PG_DIAG_SQLSTATE) : nullptr;
-    const std::string sqlstate = state ? state : "";
-    PQclear(started);
-    while (PGresult* r = PQgetResult(conn)) PQclear(r);
-    throw pqxx::sql_error(error, statement, sqlstate.empty() ? nullptr : sqlstate.c_str());
+  if (!started || PQresultStatus(started) != PGRES_COPY_IN) {
+    finish_statement(conn, statement, started);  // throws the server's error
+    throw pqxx::sql_error("no COPY started by " + statement, statement);
   }
   PQclear(started);
   static constexpr char kSignature[] = "PGCOPY\n\377\r\n";  // 11 bytes with its NUL

@@ -104,7 +104,6 @@ class BlockBuilder {
   bool add(const PositionEntry& e);
   bool empty() const { return count_ == 0; }
   std::size_t entries() const { return count_; }
-  std::size_t bytes() const { return out_.size(); }
   std::uint64_t first_key() const { return first_key_; }
   std::uint64_t last_key() const { return last_.key; }
   // The block so far; the builder starts the next one.
