@@ -1,8 +1,8 @@
 #include "gamedb/position_index.h"
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
-#include <queue>
 #include <stdexcept>
 
 #include "chess/notation.h"
@@ -223,15 +223,17 @@ std::string encode_block(std::span<const PositionEntry> entries) {
   return out;
 }
 
-BlockView::BlockView(const void* data, std::size_t size) {
+void decode_block(const void* data, std::size_t size, std::vector<PositionEntry>& out) {
   const auto* bytes = static_cast<const unsigned char*>(data);
   const std::uint32_t magic = size >= 4 ? load<std::uint32_t>(bytes) : 0;
-  if (magic == kBlockMagic && size >= kHeader) decode_format1(bytes, size, entries_);
-  else if (magic == kBlockMagic2 && size >= kHeader2) decode_format2(bytes, size, entries_);
+  if (magic == kBlockMagic && size >= kHeader) decode_format1(bytes, size, out);
+  else if (magic == kBlockMagic2 && size >= kHeader2) decode_format2(bytes, size, out);
   else throw std::invalid_argument("position index block: not a block (" + std::to_string(size) + " bytes)");
-  for (std::size_t i = 1; i < entries_.size(); ++i)
-    if (entries_[i] < entries_[i - 1]) throw std::invalid_argument("position index block: entries out of order");
+  for (std::size_t i = 1; i < out.size(); ++i)
+    if (out[i] < out[i - 1]) throw std::invalid_argument("position index block: entries out of order");
 }
+
+BlockView::BlockView(const void* data, std::size_t size) { decode_block(data, size, entries_); }
 
 std::pair<std::size_t, std::size_t> BlockView::equal_range(std::uint64_t k) const {
   const auto [lo, hi] = std::equal_range(entries_.begin(), entries_.end(), k, KeyOrder{});
@@ -286,25 +288,61 @@ void sort_entries(std::vector<PositionEntry>& entries, std::vector<PositionEntry
 std::vector<PositionEntry> merge_runs(std::span<const std::vector<PositionEntry>> runs,
                                       std::span<const std::uint32_t> deleted_games) {
   std::size_t total = 0;
-  for (const auto& r : runs) total += r.size();
+  std::vector<PackedEntry> heads;
+  for (const auto& r : runs) {
+    total += r.size();
+    heads.push_back(r.empty() ? kNoEntry : pack(r[0]));
+  }
   std::vector<PositionEntry> out;
   out.reserve(total);
-  // (entry, run, index) in a min-heap: k-way merge without concatenating and re-sorting.
-  using Head = std::pair<PositionEntry, std::size_t>;
-  auto later = [](const Head& a, const Head& b) { return b.first < a.first; };
-  std::priority_queue<Head, std::vector<Head>, decltype(later)> heads(later);
-  std::vector<std::size_t> next(runs.size(), 0);
-  for (std::size_t r = 0; r < runs.size(); ++r)
-    if (!runs[r].empty()) heads.push({runs[r][0], r}), next[r] = 1;
-  while (!heads.empty()) {
-    const auto [e, r] = heads.top();
-    heads.pop();
-    if (next[r] < runs[r].size()) heads.push({runs[r][next[r]++], r});
+  std::vector<std::size_t> next(runs.size(), 1);
+  for (LoserTree tree(heads); !tree.empty();) {
+    const PositionEntry e = unpack(tree.top());
+    const std::size_t r = tree.top_source();
+    tree.replace_top(next[r] < runs[r].size() ? pack(runs[r][next[r]++]) : kNoEntry);
     if (!out.empty() && out.back() == e) continue;
     if (std::binary_search(deleted_games.begin(), deleted_games.end(), e.game)) continue;
     out.push_back(e);
   }
   return out;
+}
+
+LoserTree::LoserTree(std::span<const PackedEntry> heads)
+    : leaves_(std::bit_ceil(std::max<std::size_t>(heads.size(), 1))), heads_(leaves_, kNoEntry), losers_(leaves_, 0) {
+  if (leaves_ > (std::size_t{1} << 31)) throw std::invalid_argument("LoserTree: too many sources");
+  std::copy(heads.begin(), heads.end(), heads_.begin());
+  // Play the tournament bottom-up: each inner node keeps the loser of its two subtrees'
+  // winners and passes the winner up. winners[leaves_ + i] is leaf i.
+  std::vector<std::uint32_t> winners(2 * leaves_);
+  for (std::size_t i = 0; i < leaves_; ++i) winners[leaves_ + i] = static_cast<std::uint32_t>(i);
+  for (std::size_t node = leaves_ - 1; node >= 1; --node) {
+    const std::uint32_t a = winners[2 * node], b = winners[2 * node + 1];
+    const bool b_wins = heads_[b] < heads_[a];
+    winners[node] = b_wins ? b : a;
+    losers_[node] = b_wins ? a : b;
+  }
+  losers_[0] = winners[1];
+}
+
+void LoserTree::replace_top(PackedEntry next) {
+  std::uint32_t w = winner();
+  heads_[w] = next;
+  // Replay the leaf's matches up to the root: at each node the stored loser plays the
+  // climbing entry, and the smaller one climbs on. Selects, not branches: with keys that
+  // are hashes, a branch on who wins is a coin toss.
+  PackedEntry* const heads = heads_.data();
+  std::uint32_t* const losers = losers_.data();
+  PackedEntry climbing = next;
+  for (std::size_t node = (leaves_ + w) >> 1; node >= 1; node >>= 1) {
+    const std::uint32_t l = losers[node];
+    const PackedEntry challenger = heads[l];
+    const std::uint32_t swap = 0u - static_cast<std::uint32_t>(challenger < climbing);  // all ones or none
+    const std::uint32_t both = (l ^ w) & swap;
+    losers[node] = l ^ both;
+    w ^= both;
+    climbing = challenger < climbing ? challenger : climbing;
+  }
+  losers[0] = w;
 }
 
 void ExplorerTally::add(std::uint16_t code) {

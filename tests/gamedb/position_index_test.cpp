@@ -265,6 +265,54 @@ TEST(PositionIndex, MergedRunsEqualOneSortedRunWithoutDeletedGames) {
   EXPECT_EQ(merge_runs(runs, deleted), expected);
 }
 
+TEST(PositionIndex, PackedEntriesKeepTheEntriesOrder) {
+  std::mt19937_64 rng(5);
+  std::vector<PositionEntry> entries;
+  for (int i = 0; i < 2000; ++i) {
+    // Few distinct keys and games, so that ties on the key and on the game are common.
+    entries.push_back({rng() % 4 == 0 ? ~std::uint64_t{0} - rng() % 3 : rng() % 50, static_cast<std::uint32_t>(rng() % 7),
+                       static_cast<std::uint16_t>(rng())});
+  }
+  entries.push_back({~std::uint64_t{0}, 0xFFFFFFFFu, 0xFFFF});  // the largest entry is still below kNoEntry
+  for (std::size_t i = 1; i < entries.size(); ++i) {
+    const PositionEntry& a = entries[i - 1];
+    const PositionEntry& b = entries[i];
+    EXPECT_EQ(unpack(pack(a)), a);
+    EXPECT_EQ(a < b, pack(a) < pack(b)) << i;
+    EXPECT_EQ(a == b, pack(a) == pack(b)) << i;
+    EXPECT_LT(pack(b), kNoEntry);
+  }
+}
+
+// Runs of every size from none to 131 (past a power of two), some empty, with entries
+// shared between runs: the tree gives every entry of every run once, in order.
+TEST(PositionIndex, LoserTreeMergesLikeOneSort) {
+  std::mt19937_64 rng(17);
+  for (std::size_t k : {0, 1, 2, 3, 7, 8, 9, 64, 100, 131}) {
+    std::vector<std::vector<PositionEntry>> runs(k);
+    std::vector<PositionEntry> all;
+    for (auto& run : runs) {
+      const std::size_t n = rng() % 5 == 0 ? 0 : rng() % 300;
+      for (std::size_t i = 0; i < n; ++i)
+        run.push_back({rng() % 1000, static_cast<std::uint32_t>(rng() % 20), static_cast<std::uint16_t>(rng() % 3)});
+      std::sort(run.begin(), run.end());
+      all.insert(all.end(), run.begin(), run.end());
+    }
+    std::sort(all.begin(), all.end());
+    std::vector<PackedEntry> heads;
+    for (const auto& run : runs) heads.push_back(run.empty() ? kNoEntry : pack(run[0]));
+    std::vector<std::size_t> next(k, 1);
+    std::vector<PositionEntry> merged;
+    for (LoserTree tree(heads); !tree.empty();) {
+      const std::size_t r = tree.top_source();
+      ASSERT_LT(r, k);
+      merged.push_back(unpack(tree.top()));
+      tree.replace_top(next[r] < runs[r].size() ? pack(runs[r][next[r]++]) : kNoEntry);
+    }
+    EXPECT_EQ(merged, all) << k << " runs";
+  }
+}
+
 TEST(PositionIndex, ExplorerTallyMatchesTheGames) {
   // Games from the start: the tally of the position after 1.e4 equals a count over the
   // replayed games of the move each played next.
