@@ -41,6 +41,10 @@ extern "C" {
 #include "utils/fmgroids.h"
 #include "utils/rel.h"
 #include "utils/relcache.h"
+#include "storage/lmgr.h"
+#include "storage/proc.h"
+#include "storage/procarray.h"
+#include "utils/acl.h"
 #include "utils/snapmgr.h"
 }
 
@@ -104,6 +108,15 @@ constexpr int kPending = -1;
 // take seconds to delete), or else by the next change to the index.
 constexpr int kRetired = -2;
 
+// A run and where its blocks are: a bulk import's runs (pgmate.position_index_deferred_merges)
+// are staged in position_staged_blocks until its final merge, which then empties that
+// table at once (position_index_clean).
+struct RunRef {
+  std::int64_t id;
+  bool staged;
+};
+const char* blocks_table(bool staged) { return staged ? "pgmate.position_staged_blocks" : "pgmate.position_blocks"; }
+
 // Removes the runs that meet `condition` (SQL over position_runs) with their blocks;
 // returns how many.
 std::int64_t delete_runs(const std::string& condition, int nargs = 0, Oid* types = nullptr, Datum* values = nullptr) {
@@ -117,6 +130,7 @@ std::int64_t delete_runs(const std::string& condition, int nargs = 0, Oid* types
   })};
   Oid array_type[1] = {INT8ARRAYOID};
   spi_exec("DELETE FROM pgmate.position_blocks WHERE run_id = ANY ($1)", 1, array_type, runs);
+  spi_exec("DELETE FROM pgmate.position_staged_blocks WHERE run_id = ANY ($1)", 1, array_type, runs);
   spi_exec("DELETE FROM pgmate.position_runs WHERE id = ANY ($1)", 1, array_type, runs);
   return count;
 }
@@ -149,11 +163,11 @@ bool try_lock_index() {
 // Writes blocks as they fill; finish() stores the run's totals.
 class RunWriter {
  public:
-  explicit RunWriter(int level) {
-    Oid types[1] = {INT4OID};
-    Datum values[1] = {Int32GetDatum(level)};
-    spi_exec("INSERT INTO pgmate.position_runs (level, entries, blocks) VALUES ($1, 0, 0) RETURNING id", 1, types,
-             values);
+  RunWriter(int level, bool staged) : staged_(staged) {
+    Oid types[2] = {INT4OID, BOOLOID};
+    Datum values[2] = {Int32GetDatum(level), BoolGetDatum(staged)};
+    spi_exec("INSERT INTO pgmate.position_runs (level, entries, blocks, staged) VALUES ($1, 0, 0, $2) RETURNING id", 2,
+             types, values);
     run_ = spi_int8(0, 1);
   }
 
@@ -195,15 +209,16 @@ class RunWriter {
 
   void store() {
     if (data_.empty()) return;
-    static SPIPlanPtr insert = nullptr;  // prepared once per backend
+    static SPIPlanPtr inserts[2] = {nullptr, nullptr};  // by table, prepared once per backend
+    SPIPlanPtr& insert = inserts[staged_ ? 1 : 0];
     pg_call([&] {
       if (!insert) {
         Oid types[5] = {INT8OID, INT4OID, INT8ARRAYOID, INT8ARRAYOID, BYTEAARRAYOID};
-        SPIPlanPtr p = SPI_prepare(
-            "INSERT INTO pgmate.position_blocks (run_id, first_key, seq, last_key, data) "
-            "SELECT $1, b.first_key, $2 + b.n::int - 1, b.last_key, b.data "
-            "FROM unnest($3, $4, $5) WITH ORDINALITY AS b(first_key, last_key, data, n)",
-            5, types);
+        const std::string sql = std::string("INSERT INTO ") + blocks_table(staged_) +
+                                " (run_id, first_key, seq, last_key, data) "
+                                "SELECT $1, b.first_key, $2 + b.n::int - 1, b.last_key, b.data "
+                                "FROM unnest($3, $4, $5) WITH ORDINALITY AS b(first_key, last_key, data, n)";
+        SPIPlanPtr p = SPI_prepare(sql.c_str(), 5, types);
         if (!p) elog(ERROR, "position index: cannot prepare the block insert");
         SPI_keepplan(p);
         insert = p;
@@ -233,6 +248,7 @@ class RunWriter {
     data_.clear();
   }
 
+  bool staged_;
   std::int64_t run_ = 0;
   gamedb::BlockBuilder block_;
   std::vector<std::int64_t> first_keys_, last_keys_;  // of the blocks not yet stored
@@ -241,9 +257,9 @@ class RunWriter {
   int blocks_ = 0;  // stored so far
 };
 
-std::uint64_t write_run(int level, const std::vector<PositionEntry>& sorted) {
+std::uint64_t write_run(int level, const std::vector<PositionEntry>& sorted, bool staged = false) {
   if (sorted.empty()) return 0;
-  RunWriter w(level);
+  RunWriter w(level, staged);
   for (const auto& e : sorted) w.add(e);
   return w.finish();
 }
@@ -258,11 +274,12 @@ class RunReader {
  public:
   // The blocks that may hold keys from `low` to `high` (SQL keys, both included): all of
   // them by default. Sees what this transaction wrote before, as a query would.
-  explicit RunReader(std::int64_t run, std::int64_t low = INT64_MIN, std::int64_t high = INT64_MAX) : low_(low) {
+  explicit RunReader(RunRef run, std::int64_t low = INT64_MIN, std::int64_t high = INT64_MAX) : low_(low) {
     pg_call([&] {
       CommandCounterIncrement();
       snapshot_ = RegisterSnapshot(GetTransactionSnapshot());
-      RangeVar* name = makeRangeVar(const_cast<char*>("pgmate"), const_cast<char*>("position_blocks"), -1);
+      RangeVar* name = makeRangeVar(const_cast<char*>("pgmate"),
+                                    const_cast<char*>(run.staged ? "position_staged_blocks" : "position_blocks"), -1);
       heap_ = table_open(RangeVarGetRelid(name, AccessShareLock, false), AccessShareLock);
       const TupleDesc desc = RelationGetDescr(heap_);
       AttrNumber first_key_column = 0;
@@ -275,11 +292,11 @@ class RunReader {
       }
       const Oid primary_key = RelationGetPrimaryKeyIndex(heap_);
       if (primary_key == InvalidOid || first_key_column == 0 || last_key_column_ == 0 || data_column_ == 0)
-        elog(ERROR, "position index: pgmate.position_blocks is not as the extension made it");
+        elog(ERROR, "position index: %s is not as the extension made it", blocks_table(run.staged));
       index_ = index_open(primary_key, AccessShareLock);
       slot_ = table_slot_create(heap_, nullptr);
       ScanKeyData keys[3];
-      ScanKeyInit(&keys[0], 1, BTEqualStrategyNumber, F_INT8EQ, Int64GetDatum(run));
+      ScanKeyInit(&keys[0], 1, BTEqualStrategyNumber, F_INT8EQ, Int64GetDatum(run.id));
       // Blocks from the last one that starts before `low` (the blocks before it end before
       // `low` too), so that a parallel merge's upper part does not read the lower part's.
       // Not the last one that starts at `low`: a key's entries may begin in the block before.
@@ -367,12 +384,12 @@ class RunReader {
 // Merges the entries of the runs whose keys are from `low` to `high` (both included) into
 // one new run of `level`, streaming (memory: a block per run); the runs stay. Returns the
 // new run's id (0 when no entry fell in the range) and its entries.
-std::pair<std::int64_t, std::uint64_t> merge_range(const std::vector<std::int64_t>& runs, int level, std::uint64_t low,
+std::pair<std::int64_t, std::uint64_t> merge_range(const std::vector<RunRef>& runs, int level, std::uint64_t low,
                                                    std::uint64_t high) {
   std::vector<RunReader> readers;
   readers.reserve(runs.size());
-  for (std::int64_t r : runs) readers.emplace_back(r, sql_key(low), sql_key(high));
-  RunWriter w(level);
+  for (const RunRef& r : runs) readers.emplace_back(r, sql_key(low), sql_key(high));
+  RunWriter w(level, /*staged=*/false);
   std::vector<PackedEntry> heads;
   for (const RunReader& r : readers) heads.push_back(r.done() ? gamedb::kNoEntry : gamedb::pack(r.head()));
   bool any = false;
@@ -393,9 +410,29 @@ std::pair<std::int64_t, std::uint64_t> merge_range(const std::vector<std::int64_
   return {entries > 0 ? run : 0, entries};
 }
 
+// The runs of these ids, in order of id (where their blocks are).
+std::vector<RunRef> run_refs(const std::vector<std::int64_t>& ids) {
+  std::vector<Datum> d;
+  for (std::int64_t id : ids) d.push_back(Int64GetDatum(id));
+  Oid types[1] = {INT8ARRAYOID};
+  Datum values[1] = {pg_call([&] {
+    return PointerGetDatum(construct_array(d.data(), static_cast<int>(d.size()), INT8OID, 8, true, TYPALIGN_DOUBLE));
+  })};
+  spi_exec("SELECT id, staged FROM pgmate.position_runs WHERE id = ANY ($1) ORDER BY id", 1, types, values);
+  std::vector<RunRef> refs;
+  for (std::uint64_t i = 0; i < SPI_processed; ++i) {
+    const bool staged = pg_call([&] {
+      bool is_null;
+      return DatumGetBool(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 2, &is_null));
+    });
+    refs.push_back({spi_int8(static_cast<int>(i), 1), staged});
+  }
+  return refs;
+}
+
 // Merges the runs into one run of `level` and removes them. Returns the new run's entries.
 std::uint64_t merge_into(const std::vector<std::int64_t>& runs, int level) {
-  const std::uint64_t entries = merge_range(runs, level, 0, UINT64_MAX).second;
+  const std::uint64_t entries = merge_range(run_refs(runs), level, 0, UINT64_MAX).second;
   for (std::int64_t r : runs) {
     Oid types[1] = {INT8OID};
     Datum values[1] = {Int64GetDatum(r)};
@@ -624,6 +661,7 @@ const std::vector<PositionEntry>& game_entries(const char* query) {
 
 // A block holding entries of a key: where it is and its data (copied).
 struct FoundBlock {
+  bool staged;
   std::int64_t run;
   std::int64_t first_key;
   int seq;
@@ -634,13 +672,15 @@ struct FoundBlock {
 // seq): the last block that starts below the key, then those that start at it. Small
 // queries whose plans cannot depend on statistics: a fresh index has none, and a plan
 // that scanned every block would make each search read the whole index.
-constexpr const char* kRuns = "SELECT id FROM pgmate.position_runs WHERE level >= 0 ORDER BY id";
-constexpr const char* kFloorBlock =
-    "SELECT first_key, seq FROM pgmate.position_blocks WHERE run_id = $1 AND first_key < $2 "
-    "ORDER BY run_id DESC, first_key DESC, seq DESC LIMIT 1";
-constexpr const char* kKeyBlocks =
-    "SELECT run_id, first_key, seq, data FROM pgmate.position_blocks "
-    "WHERE run_id = $1 AND (first_key, seq) >= ($2, $3) AND first_key <= $4 ORDER BY run_id, first_key, seq";
+constexpr const char* kRuns = "SELECT id, staged FROM pgmate.position_runs WHERE level >= 0 ORDER BY id";
+std::string floor_block_sql(bool staged) {
+  return std::string("SELECT first_key, seq FROM ") + blocks_table(staged) +
+         " WHERE run_id = $1 AND first_key < $2 ORDER BY run_id DESC, first_key DESC, seq DESC LIMIT 1";
+}
+std::string key_blocks_sql(bool staged) {
+  return std::string("SELECT run_id, first_key, seq, data FROM ") + blocks_table(staged) +
+         " WHERE run_id = $1 AND (first_key, seq) >= ($2, $3) AND first_key <= $4 ORDER BY run_id, first_key, seq";
+}
 
 SPIPlanPtr kept_plan(SPIPlanPtr& plan, const char* sql, std::initializer_list<Oid> types) {
   if (!plan) {
@@ -653,24 +693,34 @@ SPIPlanPtr kept_plan(SPIPlanPtr& plan, const char* sql, std::initializer_list<Oi
   return plan;
 }
 
-// Calls f(view, first, last, row, desc) for the entries of `key` in every block that has
-// some. Searches read with the statement's snapshot; maintenance (fresh) reads the latest.
+// Calls f(view, first, last, row, desc, staged) for the entries of `key` in every block
+// that has some. Searches read with the statement's snapshot; maintenance (fresh) reads
+// the latest.
 template <class F>
 void for_each_entry_range(std::uint64_t key, bool fresh, F&& f) {
-  static SPIPlanPtr runs_plan = nullptr, floor_plan = nullptr, blocks_plan = nullptr;
+  static SPIPlanPtr runs_plan = nullptr, floor_plans[2] = {nullptr, nullptr}, blocks_plans[2] = {nullptr, nullptr};
   const Datum sql_k = Int64GetDatum(sql_key(key));
-  std::vector<std::int64_t> runs;
+  std::vector<RunRef> runs;
   pg_call([&] {
     const int rc = SPI_execute_plan(kept_plan(runs_plan, kRuns, {}), nullptr, nullptr, !fresh, 0);
     if (rc != SPI_OK_SELECT) elog(ERROR, "position index: SPI error %s", SPI_result_code_string(rc));
+    for (std::uint64_t i = 0; i < SPI_processed; ++i) {
+      bool is_null;
+      runs.push_back({DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &is_null)),
+                      DatumGetBool(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 2, &is_null))});
+    }
   });
-  for (std::uint64_t i = 0; i < SPI_processed; ++i) runs.push_back(spi_int8(static_cast<int>(i), 1));
-  for (const std::int64_t run : runs) {
+  for (const RunRef& run : runs) {
     pg::check_for_interrupts();
     Datum from_key = sql_k, from_seq = Int32GetDatum(0);
+    static const std::string floor_sql[2] = {floor_block_sql(false), floor_block_sql(true)};
+    static const std::string blocks_sql[2] = {key_blocks_sql(false), key_blocks_sql(true)};
+    SPIPlanPtr& floor_plan = floor_plans[run.staged ? 1 : 0];
+    SPIPlanPtr& blocks_plan = blocks_plans[run.staged ? 1 : 0];
     pg_call([&] {
-      Datum values[2] = {Int64GetDatum(run), sql_k};
-      const int rc = SPI_execute_plan(kept_plan(floor_plan, kFloorBlock, {INT8OID, INT8OID}), values, nullptr, !fresh, 1);
+      Datum values[2] = {Int64GetDatum(run.id), sql_k};
+      const int rc = SPI_execute_plan(kept_plan(floor_plan, floor_sql[run.staged ? 1 : 0].c_str(), {INT8OID, INT8OID}),
+                                      values, nullptr, !fresh, 1);
       if (rc != SPI_OK_SELECT) elog(ERROR, "position index: SPI error %s", SPI_result_code_string(rc));
       if (SPI_processed == 1) {
         bool is_null;
@@ -678,9 +728,10 @@ void for_each_entry_range(std::uint64_t key, bool fresh, F&& f) {
         from_seq = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &is_null);
       }
       SPI_freetuptable(SPI_tuptable);
-      Datum range[4] = {Int64GetDatum(run), from_key, from_seq, sql_k};
-      const int rc2 = SPI_execute_plan(kept_plan(blocks_plan, kKeyBlocks, {INT8OID, INT8OID, INT4OID, INT8OID}), range,
-                                       nullptr, !fresh, 0);
+      Datum range[4] = {Int64GetDatum(run.id), from_key, from_seq, sql_k};
+      const int rc2 = SPI_execute_plan(
+          kept_plan(blocks_plan, blocks_sql[run.staged ? 1 : 0].c_str(), {INT8OID, INT8OID, INT4OID, INT8OID}), range,
+          nullptr, !fresh, 0);
       if (rc2 != SPI_OK_SELECT) elog(ERROR, "position index: SPI error %s", SPI_result_code_string(rc2));
     });
     SPITupleTable* table = SPI_tuptable;
@@ -690,7 +741,7 @@ void for_each_entry_range(std::uint64_t key, bool fresh, F&& f) {
       const auto [data, size] = spi_bytes(table->vals[i], table->tupdesc, 4);
       const BlockView v(data, size);
       const auto [first, last] = v.equal_range(key);
-      if (first < last) f(v, first, last, table->vals[i], table->tupdesc);
+      if (first < last) f(v, first, last, table->vals[i], table->tupdesc, run.staged);
     }
     pg_call([&] { SPI_freetuptable(table); });
   }
@@ -716,8 +767,10 @@ void remove_games(const char* query) {
     if (!first && e.key == previous_key) continue;
     first = false;
     previous_key = e.key;
-    for_each_entry_range(e.key, true, [&](const BlockView&, std::size_t, std::size_t, HeapTuple row, TupleDesc desc) {
+    for_each_entry_range(e.key, true, [&](const BlockView&, std::size_t, std::size_t, HeapTuple row, TupleDesc desc,
+                                          bool staged) {
       FoundBlock b;
+      b.staged = staged;
       pg_call([&] {
         bool is_null;
         b.run = DatumGetInt64(SPI_getbinval(row, desc, 1, &is_null));
@@ -749,8 +802,9 @@ void remove_games(const char* query) {
     Oid key_types[3] = {INT8OID, INT8OID, INT4OID};
     Datum key_values[3] = {Int64GetDatum(b.run), Int64GetDatum(b.first_key), Int32GetDatum(b.seq)};
     if (kept.empty()) {
-      spi_exec("DELETE FROM pgmate.position_blocks WHERE run_id = $1 AND first_key = $2 AND seq = $3", 3, key_types,
-               key_values);
+      spi_exec((std::string("DELETE FROM ") + blocks_table(b.staged) +
+                " WHERE run_id = $1 AND first_key = $2 AND seq = $3").c_str(),
+               3, key_types, key_values);
     } else {
       const std::string data = gamedb::encode_block(kept);
       pg_call([&] {
@@ -760,10 +814,10 @@ void remove_games(const char* query) {
         Oid types[6] = {INT8OID, INT8OID, INT4OID, INT8OID, INT8OID, BYTEAOID};
         Datum values[6] = {key_values[0], key_values[1], key_values[2], Int64GetDatum(sql_key(kept.front().key)),
                            Int64GetDatum(sql_key(kept.back().key)), PointerGetDatum(bytes)};
-        const int rc = SPI_execute_with_args(
-            "UPDATE pgmate.position_blocks SET first_key = $4, last_key = $5, data = $6 "
-            "WHERE run_id = $1 AND first_key = $2 AND seq = $3",
-            6, types, values, nullptr, false, 0);
+        const std::string sql = std::string("UPDATE ") + blocks_table(b.staged) +
+                                " SET first_key = $4, last_key = $5, data = $6 "
+                                "WHERE run_id = $1 AND first_key = $2 AND seq = $3";
+        const int rc = SPI_execute_with_args(sql.c_str(), 6, types, values, nullptr, false, 0);
         if (rc < 0) elog(ERROR, "position index: SPI error %s rewriting a block", SPI_result_code_string(rc));
       });
     }
@@ -777,7 +831,7 @@ void remove_games(const char* query) {
 
 std::uint64_t rebuild() {
   lock_index(true);
-  spi_exec("TRUNCATE pgmate.position_blocks, pgmate.position_runs");
+  spi_exec("TRUNCATE pgmate.position_blocks, pgmate.position_staged_blocks, pgmate.position_runs");
   // Runs of kRebuildChunk games by id, then one merge.
   std::int64_t after = -1;
   for (;;) {
@@ -820,6 +874,67 @@ void after_removal(const char* removed_query) {
   else remove_games(removed_query);
 }
 
+// The staged runs: (xmin, retired) of each.
+struct StagedRuns {
+  std::int64_t live = 0, retired = 0;
+  TransactionId retired_by = InvalidTransactionId;  // the latest transaction that retired one
+};
+StagedRuns staged_runs() {
+  Oid types[1] = {INT4OID};
+  Datum values[1] = {Int32GetDatum(kRetired)};
+  spi_exec("SELECT xmin, level = $1 FROM pgmate.position_runs WHERE staged", 1, types, values);
+  StagedRuns runs;
+  pg_call([&] {
+    for (std::uint64_t i = 0; i < SPI_processed; ++i) {
+      bool is_null;
+      const TransactionId xmin = DatumGetTransactionId(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &is_null));
+      if (!DatumGetBool(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 2, &is_null))) {
+        ++runs.live;
+      } else {
+        ++runs.retired;
+        if (!TransactionIdIsValid(runs.retired_by) || TransactionIdFollows(xmin, runs.retired_by)) runs.retired_by = xmin;
+      }
+    }
+  });
+  return runs;
+}
+
+// When every staged run is retired (a bulk import's final merge is published), empties
+// position_staged_blocks with one TRUNCATE and drops those runs; returns how many. Returns
+// 0 when it may not, and the caller deletes them block by block like any retired run.
+// TRUNCATE is not MVCC-safe: a statement whose snapshot predates the publication would
+// still take the staged runs for live and find their blocks gone. So it is done only when
+// no snapshot from before the publication is left, under a lock taken only if it is free
+// at once (a search reading the table or an import writing it holds it), with the runs
+// looked at again once it is held (an import may have committed new staged runs).
+std::int64_t truncate_retired_staged_runs() {
+  if (IsolationUsesXactSnapshot()) return 0;  // its snapshot would not see what committed meanwhile
+  const StagedRuns before = staged_runs();
+  if (before.live > 0 || before.retired == 0) return 0;
+  const Oid table = pg_call([] {
+    return RangeVarGetRelid(
+        makeRangeVar(const_cast<char*>("pgmate"), const_cast<char*>("position_staged_blocks"), -1), NoLock, false);
+  });
+  const bool may = pg_call([&] {
+    if (pg_class_aclcheck(table, GetUserId(), ACL_TRUNCATE) != ACLCHECK_OK) return false;
+    int older = 0;
+    VirtualTransactionId* v = GetCurrentVirtualXIDs(before.retired_by, /*excludeXmin0=*/true, /*allDbs=*/false,
+                                                    PROC_IN_VACUUM, &older);
+    pfree(v);
+    return older == 0 && ConditionalLockRelationOid(table, AccessExclusiveLock);
+  });
+  if (!may) return 0;
+  if (staged_runs().live > 0) {
+    pg_call([&] { UnlockRelationOid(table, AccessExclusiveLock); });  // nothing was changed under it
+    return 0;
+  }
+  spi_exec("TRUNCATE pgmate.position_staged_blocks");
+  Oid types[1] = {INT4OID};
+  Datum values[1] = {Int32GetDatum(kRetired)};
+  spi_exec("DELETE FROM pgmate.position_runs WHERE staged AND level = $1", 1, types, values);
+  return static_cast<std::int64_t>(SPI_processed);
+}
+
 }  // namespace
 }  // namespace pgmate
 
@@ -835,10 +950,10 @@ PGMATE_FUNCTION(position_index_trigger) {
   });
   if (TRIGGER_FIRED_BY_TRUNCATE(event)) {
     lock_index(true);
-    spi_exec("TRUNCATE pgmate.position_blocks, pgmate.position_runs");
+    spi_exec("TRUNCATE pgmate.position_blocks, pgmate.position_staged_blocks, pgmate.position_runs");
   } else if (TRIGGER_FIRED_BY_INSERT(event)) {
     lock_index(false);
-    write_run(0, game_entries(kNewGames));
+    write_run(0, game_entries(kNewGames), /*staged=*/pg::position_index_deferred_merges);
     if (!pg::position_index_deferred_merges && !IsolationUsesXactSnapshot() && try_lock_index()) merge_levels();
   } else if (TRIGGER_FIRED_BY_DELETE(event)) {
     after_removal(kOldGames);
@@ -909,7 +1024,7 @@ PGMATE_FUNCTION(position_index_merge_part) {
   const std::uint64_t share = UINT64_MAX / static_cast<std::uint64_t>(parts);
   const std::uint64_t low = share * static_cast<std::uint64_t>(part);
   const std::uint64_t high = part == parts - 1 ? UINT64_MAX : low + share - 1;
-  const std::int64_t run = merge_range(runs, kPending, low, high).first;
+  const std::int64_t run = merge_range(run_refs(runs), kPending, low, high).first;
   pg_call([] { SPI_finish(); });
   if (run == 0) PG_RETURN_NULL();
   return Int64GetDatum(run);
@@ -944,7 +1059,8 @@ PGMATE_FUNCTION(position_index_merge_publish) {
 
 // position_index_clean(part int, parts int) -> bigint: removes share `part` of `parts` of
 // the retired runs (by id) with their blocks, beside the other shares' calls; returns the
-// runs removed.
+// runs removed. Part 0 takes the staged runs: all at once when it can (one TRUNCATE), else
+// block by block.
 PGMATE_FUNCTION(position_index_clean) {
   const int part = PG_GETARG_INT32(0), parts = PG_GETARG_INT32(1);
   if (parts < 1 || part < 0 || part >= parts)
@@ -952,9 +1068,11 @@ PGMATE_FUNCTION(position_index_clean) {
                                                             std::to_string(part) + " of " + std::to_string(parts));
   pg_call([] { SPI_connect(); });
   lock_index(false);  // beside inserts and the other shares
-  const std::string share = "level = " + std::to_string(kRetired) + " AND id % " + std::to_string(parts) +
-                            " = " + std::to_string(part);
-  const std::int64_t removed = delete_runs(share);
+  std::int64_t removed = part == 0 ? truncate_retired_staged_runs() : 0;
+  const std::string share = "level = " + std::to_string(kRetired) + " AND " +
+                            (part == 0 ? "(staged OR id % " : "(NOT staged AND id % ") + std::to_string(parts) +
+                            " = " + std::to_string(part) + ")";
+  removed += delete_runs(share);
   pg_call([] { SPI_finish(); });
   return Int64GetDatum(removed);
 }
@@ -980,7 +1098,7 @@ PGMATE_FUNCTION(position_games) {
   }
   std::vector<std::uint32_t> games;
   pg_call([] { SPI_connect(); });
-  for_each_entry_range(b.key, false, [&](const BlockView& v, std::size_t first, std::size_t last, HeapTuple, TupleDesc) {
+  for_each_entry_range(b.key, false, [&](const BlockView& v, std::size_t first, std::size_t last, HeapTuple, TupleDesc, bool) {
     for (std::size_t i = first; i < last; ++i) games.push_back(v.game(i));
   });
   pg_call([] { SPI_finish(); });
@@ -1002,7 +1120,7 @@ PGMATE_FUNCTION(position_count) {
   const chess::Board b = pg::board_arg(fcinfo, 0);
   std::int64_t count = 0;
   pg_call([] { SPI_connect(); });
-  for_each_entry_range(b.key, false, [&](const BlockView&, std::size_t first, std::size_t last, HeapTuple, TupleDesc) {
+  for_each_entry_range(b.key, false, [&](const BlockView&, std::size_t first, std::size_t last, HeapTuple, TupleDesc, bool) {
     count += static_cast<std::int64_t>(last - first);
   });
   pg_call([] { SPI_finish(); });
@@ -1016,7 +1134,7 @@ PGMATE_FUNCTION(position_moves) {
   const chess::Board b = pg::board_arg(fcinfo, 0);
   std::vector<std::pair<std::uint32_t, std::uint16_t>> entries;
   pg_call([] { SPI_connect(); });
-  for_each_entry_range(b.key, false, [&](const BlockView& v, std::size_t first, std::size_t last, HeapTuple, TupleDesc) {
+  for_each_entry_range(b.key, false, [&](const BlockView& v, std::size_t first, std::size_t last, HeapTuple, TupleDesc, bool) {
     for (std::size_t i = first; i < last; ++i) entries.emplace_back(v.game(i), v.code(i));
   });
   pg_call([] { SPI_finish(); });
@@ -1059,7 +1177,7 @@ PGMATE_FUNCTION(explorer) {
   const chess::Board b = pg::board_arg(fcinfo, 0);
   gamedb::ExplorerTally tally;
   pg_call([] { SPI_connect(); });
-  for_each_entry_range(b.key, false, [&](const BlockView& v, std::size_t first, std::size_t last, HeapTuple, TupleDesc) {
+  for_each_entry_range(b.key, false, [&](const BlockView& v, std::size_t first, std::size_t last, HeapTuple, TupleDesc, bool) {
     for (std::size_t i = first; i < last; ++i) tally.add(v.code(i));
   });
   pg_call([] { SPI_finish(); });

@@ -20,7 +20,11 @@ CREATE TEMP VIEW index_mismatches AS
         ARRAY(SELECT g.id FROM pgmate.games g WHERE game_keys(g.start, g.moves) @> ARRAY[board_key(p.board)] ORDER BY g.id);
 -- Blocks go with their runs: none is left behind by a merge, a publication, a delete.
 CREATE TEMP VIEW orphan_blocks AS
-  SELECT * FROM pgmate.position_blocks b WHERE NOT EXISTS (SELECT 1 FROM pgmate.position_runs r WHERE r.id = b.run_id);
+  SELECT * FROM pgmate.position_blocks b
+  WHERE NOT EXISTS (SELECT 1 FROM pgmate.position_runs r WHERE r.id = b.run_id AND NOT r.staged)
+  UNION ALL
+  SELECT * FROM pgmate.position_staged_blocks b
+  WHERE NOT EXISTS (SELECT 1 FROM pgmate.position_runs r WHERE r.id = b.run_id AND r.staged);
 -- The explorer's rows for a position, and the same counted from game_positions (the first
 -- visit of each game), each side EXCEPT the other: no rows when they agree.
 CREATE TEMP TABLE probe (board board);
@@ -125,9 +129,13 @@ BEGIN
   END LOOP;
 END $$;
 SELECT count(*) >= 8 AS runs_deferred FROM pgmate.position_runs WHERE level = 0;
+-- their blocks are staged apart, for the final merge to empty at once
+SELECT bool_and(staged) AS deferred_runs_staged, (SELECT count(*) > 0 FROM pgmate.position_staged_blocks) AS staged_blocks
+FROM pgmate.position_runs WHERE level = 0 AND created_at = now();
 SELECT count(*) AS mismatches FROM index_mismatches;
 SELECT pgmate.position_index_merge(false) = sum(entries) AS level_merge_entries FROM pgmate.position_runs;
 SELECT count(*) < 4 AS level_zero_merged FROM pgmate.position_runs WHERE level = 0;
+SELECT bool_and(NOT staged) AS merged_runs_not_staged FROM pgmate.position_runs WHERE level > 0;
 SELECT count(*) AS mismatches FROM index_mismatches;
 
 -- A merge on several connections: parts, each a share of the keys, stay out of searches
@@ -152,7 +160,11 @@ SELECT pgmate.position_index_merge_publish(:'level_zero', ARRAY[:part_0, :part_1
 -- the runs merged are retired, out of searches, until removed on every connection at once
 SELECT count(*) = cardinality(:'level_zero'::bigint[]) AS all_retired FROM pgmate.position_runs WHERE level < 0;
 SELECT count(*) AS mismatches_with_runs_retired FROM index_mismatches;
+SELECT pg_relation_filenode('pgmate.position_staged_blocks') AS staged_file \gset
 SELECT pgmate.position_index_clean(0, 2) + pgmate.position_index_clean(1, 2) = cardinality(:'level_zero'::bigint[]) AS cleaned;
+-- every staged run was retired: their table was emptied at once (a TRUNCATE: a new file)
+SELECT count(*) AS staged_blocks_left, pg_relation_filenode('pgmate.position_staged_blocks') <> :staged_file AS emptied_at_once
+FROM pgmate.position_staged_blocks;
 SAVEPOINT bad_clean;
 SELECT pgmate.position_index_clean(2, 2);
 ROLLBACK TO bad_clean;
@@ -179,6 +191,26 @@ SELECT count(*) AS orphan_blocks FROM orphan_blocks;
 SAVEPOINT bad_part;
 SELECT pgmate.position_index_merge_part(:'level_zero', 2, 2);
 ROLLBACK TO bad_part;
+-- A staged run still live when the others are cleaned (an import that wrote after the
+-- publication): its table is not emptied, the retired runs go block by block, it stays.
+SELECT pgmate.position_index_merge(true) > 0 AS merged;
+DO $$
+BEGIN
+  FOR i IN 1..4 LOOP
+    INSERT INTO pgmate.games (source, white, moves, result) VALUES ('manual', 'staged ' || i, '{b2b3,b7b6}', '1-0');
+  END LOOP;
+END $$;
+SELECT array_agg(id ORDER BY id) AS level_zero FROM pgmate.position_runs WHERE level = 0 \gset
+SELECT pgmate.position_index_merge_part(:'level_zero', 0, 1) AS part_0 \gset
+SELECT pgmate.position_index_merge_publish(:'level_zero', ARRAY[:part_0]::bigint[], 1) > 0 AS published;
+INSERT INTO pgmate.games (source, white, moves, result) VALUES ('manual', 'staged late', '{b2b3,b7b6,c1b2}', '1-0');
+SELECT pg_relation_filenode('pgmate.position_staged_blocks') AS staged_file \gset
+SELECT pgmate.position_index_clean(0, 1) = 4 AS cleaned;
+SELECT count(*) AS staged_runs_left, pg_relation_filenode('pgmate.position_staged_blocks') = :staged_file AS same_file,
+       (SELECT count(*) > 0 FROM pgmate.position_staged_blocks) AS its_blocks_kept
+FROM pgmate.position_runs WHERE staged;
+SELECT count(*) AS mismatches FROM index_mismatches;
+SELECT count(*) AS orphan_blocks FROM orphan_blocks;
 RESET pgmate.position_index_deferred_merges;
 
 -- Deletes and updates take games out; an update of other columns changes nothing.

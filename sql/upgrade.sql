@@ -50,7 +50,7 @@ CREATE TEMP TABLE fresh_columns AS
                      'pgmate.learning_runs'::regclass, 'pgmate.learning_iterations'::regclass,
                      'pgmate.learning_log'::regclass, 'pgmate.learning_options'::regclass,
                      'pgmate.position_runs'::regclass, 'pgmate.position_blocks'::regclass,
-                     'pgmate.position_index_size'::regclass)
+                     'pgmate.position_staged_blocks'::regclass, 'pgmate.position_index_size'::regclass)
     AND attnum > 0 AND NOT attisdropped;
 
 SET client_min_messages = warning;
@@ -96,7 +96,7 @@ SELECT 'fresh' AS install, * FROM (TABLE fresh_columns EXCEPT
                      'pgmate.learning_runs'::regclass, 'pgmate.learning_iterations'::regclass,
                      'pgmate.learning_log'::regclass, 'pgmate.learning_options'::regclass,
                      'pgmate.position_runs'::regclass, 'pgmate.position_blocks'::regclass,
-                     'pgmate.position_index_size'::regclass)
+                     'pgmate.position_staged_blocks'::regclass, 'pgmate.position_index_size'::regclass)
     AND attnum > 0 AND NOT attisdropped) f
 UNION ALL
 SELECT 'upgraded', * FROM (
@@ -108,7 +108,7 @@ SELECT 'upgraded', * FROM (
                      'pgmate.learning_runs'::regclass, 'pgmate.learning_iterations'::regclass,
                      'pgmate.learning_log'::regclass, 'pgmate.learning_options'::regclass,
                      'pgmate.position_runs'::regclass, 'pgmate.position_blocks'::regclass,
-                     'pgmate.position_index_size'::regclass)
+                     'pgmate.position_staged_blocks'::regclass, 'pgmate.position_index_size'::regclass)
     AND attnum > 0 AND NOT attisdropped
   EXCEPT TABLE fresh_columns) u;
 SELECT conname, pg_get_constraintdef(oid) = f.definition AS as_fresh FROM pg_constraint JOIN fresh_checks f USING (conname)

@@ -108,7 +108,8 @@ CREATE TABLE pgmate.position_runs (
                                                    -- -2: merged into published parts, to be removed
   entries    bigint NOT NULL CHECK (entries >= 0),
   blocks     int NOT NULL CHECK (blocks >= 0),
-  created_at timestamptz NOT NULL DEFAULT now()
+  created_at timestamptz NOT NULL DEFAULT now(),
+  staged     boolean NOT NULL DEFAULT false        -- its blocks are in position_staged_blocks
 );
 COMMENT ON TABLE pgmate.position_runs IS 'runs of the position index (kept by pgmate.games'' trigger)';
 
@@ -125,6 +126,20 @@ CREATE TABLE pgmate.position_blocks (
 ) WITH (fillfactor = 100);
 COMMENT ON TABLE pgmate.position_blocks IS 'sorted blocks of the position index (kept by pgmate.games'' trigger)';
 ALTER TABLE pgmate.position_blocks ALTER COLUMN data SET STORAGE MAIN;  -- inline; random bytes do not compress
+-- The runs of a bulk import (pgmate.position_index_deferred_merges on), until its final
+-- merge: a table of their own, which that merge then empties with one TRUNCATE where
+-- deleting a million games' runs block by block took seconds and wrote every page again.
+CREATE TABLE pgmate.position_staged_blocks (
+  run_id    bigint NOT NULL,
+  first_key bigint NOT NULL,
+  seq       int NOT NULL,
+  last_key  bigint NOT NULL,
+  data      bytea NOT NULL,
+  PRIMARY KEY (run_id, first_key, seq)
+) WITH (fillfactor = 100);
+COMMENT ON TABLE pgmate.position_staged_blocks IS
+  'blocks of the position index''s runs written by a bulk import, until it merges them (kept by pgmate.games'' trigger)';
+ALTER TABLE pgmate.position_staged_blocks ALTER COLUMN data SET STORAGE MAIN;
 
 CREATE FUNCTION pgmate.position_index_trigger() RETURNS trigger
   AS 'MODULE_PATHNAME', 'position_index_trigger' LANGUAGE C;
@@ -243,8 +258,8 @@ COMMENT ON FUNCTION pgmate.explorer(board, jsonb) IS
 CREATE VIEW pgmate.position_index_size AS
   SELECT count(*) FILTER (WHERE level >= 0) AS runs, coalesce(sum(entries) FILTER (WHERE level >= 0), 0)::bigint AS entries,
          coalesce(sum(blocks), 0)::bigint AS blocks,
-         pg_total_relation_size('pgmate.position_blocks') AS bytes,
-         round(pg_total_relation_size('pgmate.position_blocks')::numeric /
+         pg_total_relation_size('pgmate.position_blocks') + pg_total_relation_size('pgmate.position_staged_blocks') AS bytes,
+         round((pg_total_relation_size('pgmate.position_blocks') + pg_total_relation_size('pgmate.position_staged_blocks'))::numeric /
                nullif(sum(entries) FILTER (WHERE level >= 0), 0), 2) AS bytes_per_entry
   FROM pgmate.position_runs;
 COMMENT ON VIEW pgmate.position_index_size IS 'the position index: runs, entries, blocks and bytes on disk';
