@@ -154,9 +154,8 @@ std::vector<EncodedBlock> encode_run(std::span<const PositionEntry> sorted);
 
 // Sorts entries and drops exact duplicates (the same game indexed twice).
 void sort_entries(std::vector<PositionEntry>& entries);
-// The same, with a buffer of the caller's for the bucket pass (swapped with entries: each
-// call leaves it the other one's memory), so that a caller sorting batch after batch does
-// not ask for fresh memory each time.
+// The same, with a buffer of the caller's for the radix passes, kept for the next call, so
+// that a caller sorting batch after batch does not ask for fresh memory each time.
 void sort_entries(std::vector<PositionEntry>& entries, std::vector<PositionEntry>& scratch);
 
 // Merges sorted runs into one sorted run, dropping entries of the games in

@@ -265,6 +265,29 @@ TEST(PositionIndex, MergedRunsEqualOneSortedRunWithoutDeletedGames) {
   EXPECT_EQ(merge_runs(runs, deleted), expected);
 }
 
+// The radix passes against one plain sort, on what they could get wrong: duplicates to
+// drop, one key in many games out of order (a bucket too large for the small sort), keys
+// sharing their top 16 bits, batches below and above the size where the passes start.
+TEST(PositionIndex, SortEntriesEqualsOneSortWithoutDuplicates) {
+  std::mt19937_64 rng(23);
+  std::vector<PositionEntry> scratch;  // reused from call to call, as the trigger does
+  for (std::size_t n : {10, 4095, 4096, 50000, 200000}) {
+    for (int shape = 0; shape < 3; ++shape) {
+      std::vector<PositionEntry> entries;
+      for (std::size_t i = 0; i < n; ++i) {
+        const std::uint64_t key = shape == 0 ? rng() : shape == 1 ? 0x9d39247e33776d41ULL : (0xABCDull << 48) | (rng() % 5000);
+        entries.push_back({key, static_cast<std::uint32_t>(rng() % (n / 2 + 1)), static_cast<std::uint16_t>(rng() % 4)});
+        if (i % 7 == 0) entries.push_back(entries.back());  // the same game indexed twice
+      }
+      std::vector<PositionEntry> expected = entries;
+      std::sort(expected.begin(), expected.end());
+      expected.erase(std::unique(expected.begin(), expected.end()), expected.end());
+      sort_entries(entries, scratch);
+      EXPECT_EQ(entries, expected) << n << " entries, shape " << shape;
+    }
+  }
+}
+
 TEST(PositionIndex, PackedEntriesKeepTheEntriesOrder) {
   std::mt19937_64 rng(5);
   std::vector<PositionEntry> entries;
