@@ -38,13 +38,13 @@ extern "C" {
 #include "executor/spi.h"
 #include "executor/tuptable.h"
 #include "nodes/makefuncs.h"
-#include "utils/fmgroids.h"
-#include "utils/rel.h"
-#include "utils/relcache.h"
 #include "storage/lmgr.h"
 #include "storage/proc.h"
 #include "storage/procarray.h"
 #include "utils/acl.h"
+#include "utils/fmgroids.h"
+#include "utils/rel.h"
+#include "utils/relcache.h"
 #include "utils/snapmgr.h"
 }
 
@@ -120,17 +120,20 @@ const char* blocks_table(bool staged) { return staged ? "pgmate.position_staged_
 // Removes the runs that meet `condition` (SQL over position_runs) with their blocks;
 // returns how many.
 std::int64_t delete_runs(const std::string& condition, int nargs = 0, Oid* types = nullptr, Datum* values = nullptr) {
-  spi_exec(("SELECT count(*), coalesce(array_agg(id), '{}') FROM pgmate.position_runs WHERE " + condition).c_str(),
+  spi_exec(("SELECT count(*), count(*) FILTER (WHERE staged), coalesce(array_agg(id), '{}') FROM pgmate.position_runs "
+            "WHERE " + condition).c_str(),
            nargs, types, values);
-  const std::int64_t count = spi_int8(0, 1);
+  const std::int64_t count = spi_int8(0, 1), staged = spi_int8(0, 2);
   if (count == 0) return 0;
   Datum runs[1] = {pg_call([] {
     bool is_null;
-    return PointerGetDatum(DatumGetArrayTypePCopy(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &is_null)));
+    return PointerGetDatum(DatumGetArrayTypePCopy(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 3, &is_null)));
   })};
   Oid array_type[1] = {INT8ARRAYOID};
-  spi_exec("DELETE FROM pgmate.position_blocks WHERE run_id = ANY ($1)", 1, array_type, runs);
-  spi_exec("DELETE FROM pgmate.position_staged_blocks WHERE run_id = ANY ($1)", 1, array_type, runs);
+  if (staged < count) spi_exec("DELETE FROM pgmate.position_blocks WHERE run_id = ANY ($1)", 1, array_type, runs);
+  // Only when there are some: a lock on that table would keep an import's clean from
+  // emptying it at once.
+  if (staged > 0) spi_exec("DELETE FROM pgmate.position_staged_blocks WHERE run_id = ANY ($1)", 1, array_type, runs);
   spi_exec("DELETE FROM pgmate.position_runs WHERE id = ANY ($1)", 1, array_type, runs);
   return count;
 }
@@ -710,11 +713,11 @@ void for_each_entry_range(std::uint64_t key, bool fresh, F&& f) {
                       DatumGetBool(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 2, &is_null))});
     }
   });
+  static const std::string floor_sql[2] = {floor_block_sql(false), floor_block_sql(true)};
+  static const std::string blocks_sql[2] = {key_blocks_sql(false), key_blocks_sql(true)};
   for (const RunRef& run : runs) {
     pg::check_for_interrupts();
     Datum from_key = sql_k, from_seq = Int32GetDatum(0);
-    static const std::string floor_sql[2] = {floor_block_sql(false), floor_block_sql(true)};
-    static const std::string blocks_sql[2] = {key_blocks_sql(false), key_blocks_sql(true)};
     SPIPlanPtr& floor_plan = floor_plans[run.staged ? 1 : 0];
     SPIPlanPtr& blocks_plan = blocks_plans[run.staged ? 1 : 0];
     pg_call([&] {
