@@ -32,6 +32,8 @@ ALTER TABLE pgmate.position_blocks ALTER COLUMN data SET STORAGE MAIN;  -- inlin
 -- The runs of a bulk import (pgmate.position_index_deferred_merges on), until its final
 -- merge: a table of their own, which that merge then empties with one TRUNCATE where
 -- deleting a million games' runs block by block took seconds and wrote every page again.
+-- No autovacuum: its rows live from an import's first batch to its end, and a vacuum or
+-- analyze in between reads them for nothing and holds a lock that keeps the TRUNCATE off.
 CREATE TABLE pgmate.position_staged_blocks (
   run_id    bigint NOT NULL,
   first_key bigint NOT NULL,
@@ -39,7 +41,7 @@ CREATE TABLE pgmate.position_staged_blocks (
   last_key  bigint NOT NULL,
   data      bytea NOT NULL,
   PRIMARY KEY (run_id, first_key, seq)
-) WITH (fillfactor = 100);
+) WITH (fillfactor = 100, autovacuum_enabled = false);
 COMMENT ON TABLE pgmate.position_staged_blocks IS
   'blocks of the position index''s runs written by a bulk import, until it merges them (kept by pgmate.games'' trigger)';
 ALTER TABLE pgmate.position_staged_blocks ALTER COLUMN data SET STORAGE MAIN;
