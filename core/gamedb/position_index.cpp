@@ -336,9 +336,15 @@ std::vector<PositionEntry> merge_runs(std::span<const std::vector<PositionEntry>
   return out;
 }
 
+namespace {
+std::size_t tree_leaves(std::size_t sources) {
+  if (sources > (std::size_t{1} << 31)) throw std::invalid_argument("LoserTree: too many sources");
+  return std::bit_ceil(std::max<std::size_t>(sources, 1));
+}
+}  // namespace
+
 LoserTree::LoserTree(std::span<const PackedEntry> heads)
-    : leaves_(std::bit_ceil(std::max<std::size_t>(heads.size(), 1))), heads_(leaves_, kNoEntry), losers_(leaves_, 0) {
-  if (leaves_ > (std::size_t{1} << 31)) throw std::invalid_argument("LoserTree: too many sources");
+    : leaves_(tree_leaves(heads.size())), heads_(leaves_, kNoEntry), losers_(leaves_, 0) {
   std::copy(heads.begin(), heads.end(), heads_.begin());
   // Play the tournament bottom-up: each inner node keeps the loser of its two subtrees'
   // winners and passes the winner up. winners[leaves_ + i] is leaf i.

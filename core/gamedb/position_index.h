@@ -123,7 +123,6 @@ void decode_block(const void* data, std::size_t size, std::vector<PositionEntry>
 // A decoded block; the constructor checks it and throws std::invalid_argument for
 // anything that is not a well-formed block of either format (a block is data, never
 // trusted blindly).
-
 class BlockView {
  public:
   BlockView(const void* data, std::size_t size);
