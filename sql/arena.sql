@@ -65,7 +65,7 @@ CALL pgmate.arena('"net:999999:5"', '"random"', 2);
 
 -- Stockfish as a UCI player, and the ratings over every match (random anchored at 0)
 CALL pgmate.arena('"uci:/usr/games/stockfish:nodes=500"', '"random"', 2,
-                  '{"name": "stockfish-random", "seed": 3, "max_plies": 300}');
+                  '{"name": "stockfish-random", "seed": 3, "max_plies": 300, "parallel": 1}');  -- notices in game order
 SELECT wins, draws, losses FROM pgmate.match_results WHERE name = 'stockfish-random';
 -- (a player against itself leaves the ratings as they were)
 CALL pgmate.arena('"random"', '"random"', 2, '{"name": "random-random", "seed": 4, "max_plies": 40}');
