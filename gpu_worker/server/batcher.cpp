@@ -153,7 +153,7 @@ void Batcher::stop() {
 void Batcher::eval_loop() {
   EvalBuffers buffers;
   for (;;) {
-    auto slices = eval_queue_->take(std::size_t(config_.max_batch), config_.deadline);
+    auto slices = eval_queue_->take(std::size_t(config_.max_batch), config_.deadline, config_.all_clients_waiting);
     if (slices.empty()) return;
     run_eval_batch(slices, buffers);
   }
@@ -161,7 +161,7 @@ void Batcher::eval_loop() {
 
 void Batcher::legal_loop() {
   for (;;) {
-    auto slices = legal_queue_->take(std::size_t(config_.max_batch), config_.deadline);
+    auto slices = legal_queue_->take(std::size_t(config_.max_batch), config_.deadline, config_.all_clients_waiting);
     if (slices.empty()) return;
     run_legal_batch(slices);
   }

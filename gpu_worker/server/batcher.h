@@ -1,6 +1,7 @@
 // The batcher: evaluation and legal-move requests from every connection are queued and
-// merged into batches, run when a batch is full (max_batch positions) or when the oldest
-// queued item has waited `deadline`; results are split back to each request.
+// merged into batches, run when a batch is full (max_batch positions), when the oldest
+// queued item has waited `deadline`, or at once when no client can add to it (every
+// connection is waiting for an answer); results are split back to each request.
 //
 // Evaluation batches run on their own threads (two on a GPU, so that one batch is encoded
 // while another runs; one on the CPU); a batch that mixes networks runs once per network. Networks are held by a NetworkCache (several at once, within a
@@ -41,6 +42,10 @@ struct BatcherConfig {
   int eval_threads = 0;     // batches in progress at once; 0: 2 on a CUDA backend, else 1
   // Called (once) when the backend throws DeviceLost; the batch fails either way.
   std::function<void(const std::string&)> on_device_lost = nullptr;
+  // True when nothing more can join a batch (the server: every connection has a request
+  // unanswered, so a client that waits for its answer sends nothing else): what is queued
+  // then runs without waiting for the deadline. Unset: the deadline alone.
+  std::function<bool()> all_clients_waiting = nullptr;
   std::size_t network_memory = std::size_t(2048) << 20;  // bytes the held networks may take
 };
 
@@ -97,9 +102,11 @@ class BatchQueue {
     return true;
   }
 
-  // Blocks until `max_positions` are queued or the oldest entry is `deadline` old, then
-  // takes up to max_positions (splitting an entry if needed). Empty once stopped.
-  std::vector<Slice> take(std::size_t max_positions, std::chrono::microseconds deadline) {
+  // Blocks until `max_positions` are queued, the oldest entry is `deadline` old or
+  // `all_waiting` (when set) says nothing more can come, then takes up to max_positions
+  // (splitting an entry if needed). Empty once stopped.
+  std::vector<Slice> take(std::size_t max_positions, std::chrono::microseconds deadline,
+                          const std::function<bool()>& all_waiting = nullptr) {
     std::unique_lock lock(mutex_);
     for (;;) {
       drop_cancelled();
@@ -108,7 +115,7 @@ class BatchQueue {
         cv_.wait(lock);
         continue;
       }
-      if (depth_ >= max_positions) break;
+      if (depth_ >= max_positions || (all_waiting && all_waiting())) break;
       const auto due = entries_.front().enqueued + deadline;
       if (Clock::now() >= due) break;
       cv_.wait_until(lock, due);

@@ -87,6 +87,7 @@ Server::Server(ServerConfig config, std::unique_ptr<EvalBackend> backend, std::u
   }
   BatcherConfig batcher_config = config_.batcher;
   batcher_config.on_device_lost = [this](const std::string& what) { on_device_lost(what); };
+  batcher_config.all_clients_waiting = [this] { return idle_connections_.load() == 0; };
   batcher_ = std::make_unique<Batcher>(std::move(backend), batcher_config);
   pool_ = std::make_unique<ThreadPool>(config_.threads);
   control_ = std::make_unique<ThreadPool>(1);
@@ -418,6 +419,7 @@ void Server::accept_all(int listen_fd, bool tcp) {
     c->created = Clock::now();
     conns_.emplace(c->id, std::move(c));
     ++connections_;
+    ++idle_connections_;
   }
 }
 
@@ -534,7 +536,7 @@ void Server::dispatch(Conn& c, const FrameHeader& h, std::span<const std::uint8_
       }
       case MessageType::kPerft: {
         const auto req = decode_payload<PerftRequest>(payload);
-        ++c.inflight;
+        start_request(c);
         perft_->submit(
             req.board, req.depth, req.device, c.cancelled,
             [this, cid, rid](std::uint64_t nodes) { post(cid, encode_frame(rid, PerftReply{nodes}), true); }, fail,
@@ -543,7 +545,7 @@ void Server::dispatch(Conn& c, const FrameHeader& h, std::span<const std::uint8_
       }
       case MessageType::kCheckersPerft: {
         const auto req = decode_payload<CheckersPerftRequest>(payload);
-        ++c.inflight;
+        start_request(c);
         perft_->submit_checkers(
             req.board, req.depth, req.rule, req.device, c.cancelled,
             [this, cid, rid](std::uint64_t nodes) { post(cid, encode_frame(rid, CheckersPerftReply{nodes}), true); },
@@ -552,7 +554,7 @@ void Server::dispatch(Conn& c, const FrameHeader& h, std::span<const std::uint8_
       }
       case MessageType::kLegalMoves: {
         auto req = decode_payload<LegalMovesRequest>(payload);
-        ++c.inflight;
+        start_request(c);
         LegalJob job;
         job.boards = std::move(req.boards);
         job.cancelled = c.cancelled;
@@ -567,7 +569,7 @@ void Server::dispatch(Conn& c, const FrameHeader& h, std::span<const std::uint8_
       }
       case MessageType::kEvaluate: {
         auto req = decode_payload<EvaluateRequest>(payload);
-        ++c.inflight;
+        start_request(c);
         EvalJob job;
         job.key = req.network;
         // Resolved now: the job keeps this network even if it is evicted before it runs.
@@ -587,7 +589,7 @@ void Server::dispatch(Conn& c, const FrameHeader& h, std::span<const std::uint8_
       }
       case MessageType::kLoadNetwork: {
         auto req = std::make_shared<LoadNetworkRequest>(decode_payload<LoadNetworkRequest>(payload));
-        ++c.inflight;
+        start_request(c);
         const bool queued = control_->submit([this, req, cid, rid, fail] {
           if (stopping_) return fail(ErrorCode::kShuttingDown, "the worker is shutting down");
           const auto t0 = Clock::now();
@@ -611,7 +613,7 @@ void Server::dispatch(Conn& c, const FrameHeader& h, std::span<const std::uint8_
       }
       case MessageType::kInitWeights: {
         auto req = std::make_shared<InitWeightsRequest>(decode_payload<InitWeightsRequest>(payload));
-        ++c.inflight;
+        start_request(c);
         const bool queued = control_->submit([this, req, cid, rid, fail] {
           if (stopping_) return fail(ErrorCode::kShuttingDown, "the worker is shutting down");
           std::string weights;
@@ -630,7 +632,7 @@ void Server::dispatch(Conn& c, const FrameHeader& h, std::span<const std::uint8_
       }
       case MessageType::kTrainStart: {
         auto req = decode_payload<TrainStartRequest>(payload);
-        ++c.inflight;
+        start_request(c);
         training_->start(
             cid, std::move(req), c.cancelled,
             [this, cid, rid](TrainStartReply&& reply) { post(cid, encode_frame(rid, reply), true); }, fail);
@@ -638,7 +640,7 @@ void Server::dispatch(Conn& c, const FrameHeader& h, std::span<const std::uint8_
       }
       case MessageType::kTrainStep: {
         auto req = decode_payload<TrainStepRequest>(payload);
-        ++c.inflight;
+        start_request(c);
         training_->step(
             cid, std::move(req), c.cancelled,
             [this, cid, rid](const TrainMetrics& m) { post(cid, encode_frame(rid, TrainStepReply{m}), true); }, fail);
@@ -646,7 +648,7 @@ void Server::dispatch(Conn& c, const FrameHeader& h, std::span<const std::uint8_
       }
       case MessageType::kTrainSave: {
         const auto req = decode_payload<TrainSaveRequest>(payload);
-        ++c.inflight;
+        start_request(c);
         training_->save(
             cid, req, config_.limits.max_payload_for(MessageType::kTrainSaveReply), c.cancelled,
             [this, cid, rid](TrainSaveReply&& reply) { post(cid, encode_frame(rid, reply), true); }, fail);
@@ -718,7 +720,7 @@ void Server::drain_completions() {
     Conn& c = *it->second;
     if (d.counted && c.inflight > 0) {
       if (c.inflight == config_.max_inflight_per_connection) resumed.push_back(&c);
-      --c.inflight;
+      if (--c.inflight == 0) ++idle_connections_;
     }
     queue_frame(c, std::move(d.frame));
   }
@@ -726,10 +728,15 @@ void Server::drain_completions() {
   for (Conn* c : resumed) process_input(*c);
 }
 
+void Server::start_request(Conn& c) {
+  if (c.inflight++ == 0) --idle_connections_;
+}
+
 void Server::close_conn(std::uint64_t id) {
   auto it = conns_.find(id);
   if (it == conns_.end()) return;
   it->second->cancelled->store(true);
+  if (it->second->inflight == 0) --idle_connections_;
   conns_.erase(it);
   --connections_;
   training_->drop_connection(id);  // its training sessions go with it

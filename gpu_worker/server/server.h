@@ -100,6 +100,7 @@ class Server {
                    bool close_after);
   void flush(Conn& c);
   void drain_completions();
+  void start_request(Conn& c);  // a request read: counted against the connection until answered
   void close_conn(std::uint64_t id);
   void shutdown_sequence();
   void close_listeners();    // close the listening sockets, remove our socket file
@@ -130,6 +131,9 @@ class Server {
   std::atomic<bool> ran_{false};
   bool released_ = false;
   std::atomic<int> connections_{0};
+  // Connections with no request unanswered: while there are none, the batcher need not wait
+  // for more requests (BatcherConfig::all_clients_waiting).
+  std::atomic<int> idle_connections_{0};
   std::atomic<std::uint64_t> requests_{0};
   std::thread thread_;
 
