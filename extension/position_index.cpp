@@ -909,7 +909,7 @@ StagedRuns staged_runs() {
 // still take the staged runs for live and find their blocks gone. So it is done only when
 // no snapshot from before the publication is left, under a lock taken only if it is free
 // at once (a search reading the table or an import writing it holds it), with the runs
-// looked at again once it is held (an import may have committed new staged runs).
+// looked at again once it is held (another import may have committed meanwhile).
 std::int64_t truncate_retired_staged_runs() {
   if (IsolationUsesXactSnapshot()) return 0;  // its snapshot would not see what committed meanwhile
   const StagedRuns before = staged_runs();
@@ -927,7 +927,10 @@ std::int64_t truncate_retired_staged_runs() {
     return older == 0 && ConditionalLockRelationOid(table, AccessExclusiveLock);
   });
   if (!may) return 0;
-  if (staged_runs().live > 0) {
+  // What committed before the lock was taken: new staged runs, or runs retired by a later
+  // publication (whose older snapshots were not looked for).
+  const StagedRuns after = staged_runs();
+  if (after.live > 0 || after.retired_by != before.retired_by) {
     pg_call([&] { UnlockRelationOid(table, AccessExclusiveLock); });  // nothing was changed under it
     return 0;
   }
