@@ -115,7 +115,28 @@ struct RunRef {
   std::int64_t id;
   bool staged;
 };
-const char* blocks_table(bool staged) { return staged ? "pgmate.position_staged_blocks" : "pgmate.position_blocks"; }
+const char* blocks_relname(bool staged) { return staged ? "position_staged_blocks" : "position_blocks"; }
+// The table's name for SQL, schema included.
+const char* blocks_table(bool staged) {
+  static const std::string names[2] = {std::string("pgmate.") + blocks_relname(false),
+                                       std::string("pgmate.") + blocks_relname(true)};
+  return names[staged ? 1 : 0].c_str();
+}
+// The table's OID, locked in `lock` (NoLock: only looked up).
+Oid blocks_relation(bool staged, LOCKMODE lock) {
+  return pg_call([&] {
+    return RangeVarGetRelid(makeRangeVar(const_cast<char*>("pgmate"), const_cast<char*>(blocks_relname(staged)), -1),
+                            lock, false);
+  });
+}
+
+Datum int8_array(const std::vector<std::int64_t>& values) {
+  std::vector<Datum> d;
+  for (std::int64_t v : values) d.push_back(Int64GetDatum(v));
+  return pg_call([&] {
+    return PointerGetDatum(construct_array(d.data(), static_cast<int>(d.size()), INT8OID, 8, true, TYPALIGN_DOUBLE));
+  });
+}
 
 // Removes the runs that meet `condition` (SQL over position_runs) with their blocks;
 // returns how many.
@@ -278,12 +299,11 @@ class RunReader {
   // The blocks that may hold keys from `low` to `high` (SQL keys, both included): all of
   // them by default. Sees what this transaction wrote before, as a query would.
   explicit RunReader(RunRef run, std::int64_t low = INT64_MIN, std::int64_t high = INT64_MAX) : low_(low) {
+    const Oid relation = blocks_relation(run.staged, AccessShareLock);
     pg_call([&] {
       CommandCounterIncrement();
       snapshot_ = RegisterSnapshot(GetTransactionSnapshot());
-      RangeVar* name = makeRangeVar(const_cast<char*>("pgmate"),
-                                    const_cast<char*>(run.staged ? "position_staged_blocks" : "position_blocks"), -1);
-      heap_ = table_open(RangeVarGetRelid(name, AccessShareLock, false), AccessShareLock);
+      heap_ = table_open(relation, AccessShareLock);
       const TupleDesc desc = RelationGetDescr(heap_);
       AttrNumber first_key_column = 0;
       for (int i = 0; i < desc->natts; ++i) {
@@ -415,12 +435,8 @@ std::pair<std::int64_t, std::uint64_t> merge_range(const std::vector<RunRef>& ru
 
 // The runs of these ids, in order of id (where their blocks are).
 std::vector<RunRef> run_refs(const std::vector<std::int64_t>& ids) {
-  std::vector<Datum> d;
-  for (std::int64_t id : ids) d.push_back(Int64GetDatum(id));
   Oid types[1] = {INT8ARRAYOID};
-  Datum values[1] = {pg_call([&] {
-    return PointerGetDatum(construct_array(d.data(), static_cast<int>(d.size()), INT8OID, 8, true, TYPALIGN_DOUBLE));
-  })};
+  Datum values[1] = {int8_array(ids)};
   spi_exec("SELECT id, staged FROM pgmate.position_runs WHERE id = ANY ($1) ORDER BY id", 1, types, values);
   std::vector<RunRef> refs;
   for (std::uint64_t i = 0; i < SPI_processed; ++i) {
@@ -914,10 +930,7 @@ std::int64_t truncate_retired_staged_runs() {
   if (IsolationUsesXactSnapshot()) return 0;  // its snapshot would not see what committed meanwhile
   const StagedRuns before = staged_runs();
   if (before.live > 0 || before.retired == 0) return 0;
-  const Oid table = pg_call([] {
-    return RangeVarGetRelid(
-        makeRangeVar(const_cast<char*>("pgmate"), const_cast<char*>("position_staged_blocks"), -1), NoLock, false);
-  });
+  const Oid table = blocks_relation(/*staged=*/true, NoLock);
   const bool may = pg_call([&] {
     if (pg_class_aclcheck(table, GetUserId(), ACL_TRUNCATE) != ACLCHECK_OK) return false;
     int older = 0;
@@ -995,14 +1008,6 @@ std::vector<std::int64_t> run_list(FunctionCallInfo fcinfo, int n) {
   if (std::adjacent_find(runs.begin(), runs.end()) != runs.end())
     throw pg::SqlError(ERRCODE_INVALID_PARAMETER_VALUE, "runs: a run is given twice");
   return runs;
-}
-
-Datum int8_array(const std::vector<std::int64_t>& values) {
-  std::vector<Datum> d;
-  for (std::int64_t v : values) d.push_back(Int64GetDatum(v));
-  return pg_call([&] {
-    return PointerGetDatum(construct_array(d.data(), static_cast<int>(d.size()), INT8OID, 8, true, TYPALIGN_DOUBLE));
-  });
 }
 
 std::int64_t count_runs(const std::vector<std::int64_t>& runs, const char* condition) {
