@@ -1,7 +1,7 @@
 // PGN parsing speed: PgnReader on one thread against pgn-extract over the same file.
 //
 //   pgn_parse --generate N FILE [--seed S]   writes N random legal games (to_pgn)
-//   pgn_parse FILE [--runs R] [--pgn-extract PATH|none]
+//   pgn_parse FILE [--runs R] [--peer-runs P] [--pgn-extract PATH|none]
 //
 // The file is read into memory first, then fed to a PgnReader in 1 MiB chunks (as
 // `pgmate import` does): every tag read, every main-line move checked. The best of R runs
@@ -9,7 +9,8 @@
 // The peer is `pgn-extract -s -r FILE` (reads and checks every move, writes nothing) and
 // `pgn-extract -s -o /dev/null FILE` (also writes every game back out), each run as a
 // whole process (reading the file included), best of R, timed by its CPU time (user +
-// system) and by wall time. Ratios are of CPU times: pgmate's speed on one core over
+// system) and by wall time, best of P runs (default R: on a large file, where one run of
+// the peer takes minutes, fewer). Ratios are of CPU times: pgmate's speed on one core over
 // pgn-extract's; on a busy machine wall times wander, CPU times much less.
 // Generated games: 60 to 100 plies of uniformly random legal moves from the start position
 // (a game ends early at mate or stalemate), the Seven Tag Roster plus WhiteElo, BlackElo,
@@ -44,7 +45,7 @@ namespace {
 [[noreturn]] void usage(const std::string& why) {
   std::cerr << "pgn_parse: " << why
             << "\nusage: pgn_parse --generate N FILE [--seed S]\n"
-               "       pgn_parse FILE [--runs R] [--pgn-extract PATH|none]\n";
+               "       pgn_parse FILE [--runs R] [--peer-runs P] [--pgn-extract PATH|none]\n";
   std::exit(2);
 }
 
@@ -161,15 +162,17 @@ int main(int argc, char** argv) {
     return generate(std::stol(args[1]), args[2], seed);
   }
   std::string path, peer = "/usr/games/pgn-extract";
-  int runs = 3;
+  int runs = 3, peer_runs = 0;
   for (size_t i = 0; i < args.size(); ++i) {
     if (args[i] == "--runs" && i + 1 < args.size()) runs = std::max(1, std::stoi(args[++i]));
+    else if (args[i] == "--peer-runs" && i + 1 < args.size()) peer_runs = std::max(1, std::stoi(args[++i]));
     else if (args[i] == "--pgn-extract" && i + 1 < args.size()) peer = args[++i];
     else if (!args[i].empty() && args[i][0] == '-') usage("unknown option " + args[i]);
     else if (path.empty()) path = args[i];
     else usage("one input file only");
   }
   if (path.empty()) usage("a PGN file is required");
+  if (peer_runs == 0) peer_runs = runs;
 
   std::ifstream in(path, std::ios::binary);
   if (!in) usage("cannot read " + path);
@@ -209,7 +212,7 @@ int main(int argc, char** argv) {
   };
   for (const Peer& p : peers) {
     double peer_cpu = 1e300, peer_wall = 1e300;
-    for (int r = 0; r < runs; ++r) {
+    for (int r = 0; r < peer_runs; ++r) {
       const auto [cpu, wall] = time_command(p.command);
       if (cpu < 0) {
         std::printf("%s: failed (%s)\n", p.label, p.command.c_str());
@@ -221,7 +224,7 @@ int main(int argc, char** argv) {
     }
     if (peer_cpu < 0) continue;
     std::printf("%s (best of %d): CPU %.3f s: %.0f games/s  %.1f MB/s;  wall %.3f s;  ratio pgmate/pgn-extract %.2f\n",
-                p.label, runs, peer_cpu, best.games / peer_cpu, mb / peer_cpu, peer_wall, peer_cpu / best.seconds);
+                p.label, peer_runs, peer_cpu, best.games / peer_cpu, mb / peer_cpu, peer_wall, peer_cpu / best.seconds);
   }
   return 0;
 }

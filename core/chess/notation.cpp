@@ -60,19 +60,17 @@ bool is_legal(const Board& b, Move m) {
   return false;
 }
 
-template <bool kKeys>
-void play_checked(Board& b, Move m) {
+namespace detail {
+void check_counters(const Board& b, Move m) {
   const auto resets_clock = [&] { return type_of(b.piece_on(m.from())) == kPawn || b.piece_on(m.to()) != kNoPiece; };
   const char* counter = b.side == kBlack && b.fullmove == 0xFFFF     ? "the fullmove number"
                         : b.halfmove == 0xFFFF && !resets_clock() ? "the halfmove clock"
                                                                    : nullptr;
-  if (counter) [[unlikely]]
+  if (counter)
     throw IllegalMove("move " + quoted(to_uci(m)) + " in " + to_fen(b) + " cannot be played: " + counter +
                       " would pass 65535, the largest a board holds");
-  b.play<kKeys>(m);
 }
-template void play_checked<true>(Board&, Move);
-template void play_checked<false>(Board&, Move);
+}  // namespace detail
 
 Move parse_uci(const Board& b, std::string_view text) { return resolve_move(b, parse_uci_syntax(text)); }
 
@@ -337,6 +335,49 @@ Move find_san_move(const Board& b, const SanMove& san) {
   return found;
 }
 
+// The legal move with wanted's from, to and promotion, castling aside, tested alone: the
+// piece's reach (one lookup), then the king's safety; a null Move when it is not legal
+// (the caller's list then says why). The replays of stored games resolve every move here.
+Move legal_from_to(const Board& b, Move wanted) {
+  const Color us = b.side, them = ~us;
+  const Square from = wanted.from(), to = wanted.to();
+  const Piece moving = b.piece_on(from);
+  if (moving == kNoPiece || color_of(moving) != us) return Move();
+  const Bitboard ours = b.pieces(us), theirs = b.pieces(them), occ = ours | theirs;
+  const Bitboard target = bb(to);
+  if (ours & target) return Move();
+  const PieceType type = type_of(moving);
+  const bool promotes = type == kPawn && (target & (kRank1 | kRank8));
+  if (promotes != (wanted.kind() == kPromotion)) return Move();
+  Bitboard captured = theirs & target;
+  Move m = promotes ? Move(from, to, kPromotion, wanted.promotion()) : Move(from, to);
+  Bitboard reach;
+  switch (type) {
+    case kPawn:
+      if (pawn_attacks(us, from) & target) {
+        if (!captured) {
+          if (to != b.ep) return Move();
+          m = Move(from, to, kEnPassant);
+          captured = bb(us == kWhite ? to - 8 : to + 8);
+        }
+        reach = target;
+      } else {
+        const Bitboard one = us == kWhite ? bb(from) << 8 : bb(from) >> 8;
+        const Bitboard two = (one & ~occ & (us == kWhite ? kRank3 : kRank6)) ? (us == kWhite ? one << 8 : one >> 8) : 0;
+        reach = (one | two) & ~occ;
+      }
+      break;
+    case kKnight: reach = knight_attacks(from); break;
+    case kBishop: reach = bishop_attacks(from, occ); break;
+    case kRook: reach = rook_attacks(from, occ); break;
+    case kQueen: reach = queen_attacks(from, occ); break;
+    default: reach = king_attacks(from); break;
+  }
+  if (!(reach & target)) return Move();
+  const Bitboard after = ((occ ^ bb(from)) & ~captured) | target;
+  return attacked(b, type == kKing ? to : b.king_square(us), them, after, captured) ? Move() : m;
+}
+
 // The side to move's castling move on that side when it is legal now, else a null Move:
 // a few attack tests instead of listing every legal move (the list then says what is wrong).
 Move legal_castling(const Board& b, bool king_side) {
@@ -385,22 +426,16 @@ Move resolve_san_by_list(const Board& b, const SanMove& san, std::string_view or
 }  // namespace
 
 Move resolve_move(const Board& b, Move wanted) {
-  // Most moves are found from their destination, as SAN is, with the from square fixed:
-  // a few attack lookups instead of listing every legal move; castling by its own squares
-  // (may_castle). Every failure goes through the list, which also says what is wrong.
+  // Most moves are tested alone (legal_from_to) instead of listing every legal move;
+  // castling by its own squares (may_castle). Every failure goes through the list, which
+  // also says what is wrong.
   const Piece moving = b.piece_on(wanted.from());
   const Square home = b.side == kWhite ? 4 : 60;
   if (moving != kNoPiece && color_of(moving) == b.side && type_of(moving) == kKing && wanted.from() == home &&
       (wanted.to() == home + 2 || wanted.to() == home - 2) && wanted.kind() != kPromotion) {
     if (const Move m = legal_castling(b, wanted.to() > home); !m.is_null()) return m;
-  } else if (moving != kNoPiece && color_of(moving) == b.side) {
-    SanMove san;
-    san.type = type_of(moving);
-    san.to = wanted.to();
-    san.from_file = file_of(wanted.from());
-    san.from_rank = rank_of(wanted.from());
-    if (wanted.kind() == kPromotion) san.promotion = wanted.promotion();
-    if (const Move m = find_san_move(b, san); !m.is_null()) return m;
+  } else if (const Move m = legal_from_to(b, wanted); !m.is_null()) {
+    return m;
   }
   MoveList list;
   legal_moves(b, list);

@@ -49,8 +49,18 @@ Move resolve_move(const Board& b, Move m);
 // every board given back to a user or stored is played through here. With kKeys false the
 // board's Zobrist key is left stale, for replays that never read it (the PGN reader, the
 // material and pattern scans).
+namespace detail {
+// play_checked's rare case, a counter at its limit: throws IllegalMove when m would pass it.
+void check_counters(const Board& b, Move m);
+}  // namespace detail
 template <bool kKeys = true>
-void play_checked(Board& b, Move m);
+inline void play_checked(Board& b, Move m) {
+  // Inline, and each counter read alone: a replay calls this for every move, and one wide
+  // read of the fields play() has just stored one by one waits for those stores.
+  if (b.halfmove == 0xFFFF || b.fullmove == 0xFFFF) [[unlikely]]
+    detail::check_counters(b, m);
+  b.play<kKeys>(m);
+}
 
 // Drops the kind bits a board is needed to know (castling, en passant), keeping from,
 // to and the promotion: the board-free identity of a move, as stored by SQL.
