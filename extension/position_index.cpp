@@ -933,9 +933,12 @@ std::int64_t truncate_retired_staged_runs() {
   const Oid table = blocks_relation(/*staged=*/true, NoLock);
   const bool may = pg_call([&] {
     if (pg_class_aclcheck(table, GetUserId(), ACL_TRUNCATE) != ACLCHECK_OK) return false;
+    // Autovacuum's workers are left out: an ANALYZE of the games, which an import sets off
+    // and which holds a snapshot for seconds, never reads the staged table (and a vacuum of
+    // it holds a lock, so that the one below is not free).
     int older = 0;
     VirtualTransactionId* v = GetCurrentVirtualXIDs(before.retired_by, /*excludeXmin0=*/true, /*allDbs=*/false,
-                                                    PROC_IN_VACUUM, &older);
+                                                    PROC_IN_VACUUM | PROC_IS_AUTOVACUUM, &older);
     pfree(v);
     return older == 0 && ConditionalLockRelationOid(table, AccessExclusiveLock);
   });
