@@ -926,23 +926,35 @@ StagedRuns staged_runs() {
 // no snapshot from before the publication is left, under a lock taken only if it is free
 // at once (a search reading the table or an import writing it holds it), with the runs
 // looked at again once it is held (another import may have committed meanwhile).
+constexpr int kTruncateWaitMs = 2000, kTruncatePollMs = 50;
+
 std::int64_t truncate_retired_staged_runs() {
   if (IsolationUsesXactSnapshot()) return 0;  // its snapshot would not see what committed meanwhile
   const StagedRuns before = staged_runs();
   if (before.live > 0 || before.retired == 0) return 0;
   const Oid table = blocks_relation(/*staged=*/true, NoLock);
-  const bool may = pg_call([&] {
-    if (pg_class_aclcheck(table, GetUserId(), ACL_TRUNCATE) != ACLCHECK_OK) return false;
-    // Autovacuum's workers are left out: an ANALYZE of the games, which an import sets off
-    // and which holds a snapshot for seconds, never reads the staged table (and a vacuum of
-    // it holds a lock, so that the one below is not free).
-    int older = 0;
-    VirtualTransactionId* v = GetCurrentVirtualXIDs(before.retired_by, /*excludeXmin0=*/true, /*allDbs=*/false,
-                                                    PROC_IN_VACUUM | PROC_IS_AUTOVACUUM, &older);
-    pfree(v);
-    return older == 0 && ConditionalLockRelationOid(table, AccessExclusiveLock);
-  });
-  if (!may) return 0;
+  if (!pg_call([&] { return pg_class_aclcheck(table, GetUserId(), ACL_TRUNCATE) == ACLCHECK_OK; })) return 0;
+  // Snapshots from before the publication, autovacuum's workers left out: an ANALYZE of the
+  // games, which an import sets off and which holds a snapshot for seconds, never reads the
+  // staged table (and a vacuum of it holds a lock, so that the one below is not free).
+  const auto older_snapshots = [&] {
+    return pg_call([&] {
+      int older = 0;
+      VirtualTransactionId* v = GetCurrentVirtualXIDs(before.retired_by, /*excludeXmin0=*/true, /*allDbs=*/false,
+                                                      PROC_IN_VACUUM | PROC_IS_AUTOVACUUM, &older);
+      pfree(v);
+      return older;
+    });
+  };
+  // Such a snapshot is mostly gone within moments (a short query; a snapshot whose xmin an
+  // ANALYZE's transaction held back): looked for again for up to kTruncateWaitMs, far less
+  // than deleting a bulk import's staged blocks one by one.
+  for (int waited_ms = 0; older_snapshots() > 0; waited_ms += kTruncatePollMs) {
+    if (waited_ms >= kTruncateWaitMs) return 0;
+    pg_call([] { pg_usleep(kTruncatePollMs * 1000L); });
+    pg::check_for_interrupts();
+  }
+  if (!pg_call([&] { return ConditionalLockRelationOid(table, AccessExclusiveLock); })) return 0;
   // What committed before the lock was taken: new staged runs, or runs retired by a later
   // publication (whose older snapshots were not looked for).
   const StagedRuns after = staged_runs();
