@@ -737,7 +737,7 @@ void PgnParser::in_moves(const Token& t) {
     case Tok::kStar:
       return end_game_with(t);
     case Tok::kSymbol: {
-      const std::string_view s = t.text;
+      const std::string_view& s = t.text;
       if (is_digit(s[0])) {
         if (!result_of(s).empty()) return end_game_with(t);
         if (std::all_of(s.begin(), s.end(), is_digit) && s != "0000") return;  // move number
