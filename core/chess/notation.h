@@ -42,6 +42,11 @@ Move parse_san_by_list(const Board& b, std::string_view text);
 // from the board: castling, en passant). Throws IllegalMove when there is none.
 Move resolve_move(const Board& b, Move m);
 
+namespace detail {
+// play_checked's rare case, a counter at its limit: throws IllegalMove when m would pass it.
+void check_counters(const Board& b, Move m);
+}  // namespace detail
+
 // Plays m, a legal move of b, as Board::play does, but throws IllegalMove naming the move
 // and the position instead of letting a counter stop at 65535 (the most the board and its
 // packed form hold), which would repeat a fullmove number or freeze the halfmove clock.
@@ -49,10 +54,6 @@ Move resolve_move(const Board& b, Move m);
 // every board given back to a user or stored is played through here. With kKeys false the
 // board's Zobrist key is left stale, for replays that never read it (the PGN reader, the
 // material and pattern scans).
-namespace detail {
-// play_checked's rare case, a counter at its limit: throws IllegalMove when m would pass it.
-void check_counters(const Board& b, Move m);
-}  // namespace detail
 template <bool kKeys = true>
 inline void play_checked(Board& b, Move m) {
   // Inline, and each counter read alone: a replay calls this for every move, and one wide
