@@ -130,6 +130,22 @@ unsigned char* put_entry(unsigned char* p, const PositionEntry& e, const Positio
 // Reads a varint of at most 64 bits at `p` (below `end`); throws for a truncated or
 // overlong one.
 std::uint64_t get_varint(const unsigned char*& p, const unsigned char* end) {
+#if defined(PGMATE_USE_PEXT)
+  // With eight bytes there, a number of up to eight (56 bits: every key delta but the
+  // first of a block, every game) is read at once: its end from the bytes' high bits, its
+  // 7-bit groups gathered by one pext. Longer ones, and a block's last bytes, go below.
+  if constexpr (std::endian::native == std::endian::little) {
+    if (end - p >= 8) {
+      std::uint64_t word;
+      std::memcpy(&word, p, 8);
+      if (const std::uint64_t stops = ~word & 0x8080808080808080ULL) {
+        const int bits = std::countr_zero(stops) + 1;  // through the last byte's high bit
+        p += bits / 8;
+        return _pext_u64(bits == 64 ? word : word & ((std::uint64_t{1} << bits) - 1), 0x7f7f7f7f7f7f7f7fULL);
+      }
+    }
+  }
+#endif
   std::uint64_t v = 0;
   for (int shift = 0; shift < 64; shift += 7) {
     if (p == end) throw std::invalid_argument("position index block: truncated");
@@ -172,7 +188,10 @@ void decode_format2(const unsigned char* data, std::size_t size, std::vector<Pos
     if (next_game > kMaxGameId) throw std::invalid_argument("position index block: a game out of range");
     game = static_cast<std::uint32_t>(next_game);
     if (end - p < 2) throw std::invalid_argument("position index block: truncated");
-    out[i] = {key, game, load<std::uint16_t>(p)};
+    const std::uint16_t code = load<std::uint16_t>(p);
+    // Deltas keep keys and a key's games in order; only a repeated game's codes can fall.
+    if (same_key && g == 0 && code < out[i - 1].code) throw std::invalid_argument("position index block: entries out of order");
+    out[i] = {key, game, code};
     p += 2;
   }
   if (p != end) throw std::invalid_argument("position index block: " + std::to_string(end - p) + " bytes left over");
@@ -227,11 +246,15 @@ std::string encode_block(std::span<const PositionEntry> entries) {
 void decode_block(const void* data, std::size_t size, std::vector<PositionEntry>& out) {
   const auto* bytes = static_cast<const unsigned char*>(data);
   const std::uint32_t magic = size >= 4 ? load<std::uint32_t>(bytes) : 0;
-  if (magic == kBlockMagic && size >= kHeader) decode_format1(bytes, size, out);
-  else if (magic == kBlockMagic2 && size >= kHeader2) decode_format2(bytes, size, out);
-  else throw std::invalid_argument("position index block: not a block (" + std::to_string(size) + " bytes)");
-  for (std::size_t i = 1; i < out.size(); ++i)
-    if (out[i] < out[i - 1]) throw std::invalid_argument("position index block: entries out of order");
+  if (magic == kBlockMagic2 && size >= kHeader2) {
+    decode_format2(bytes, size, out);  // checks the order as it goes
+  } else if (magic == kBlockMagic && size >= kHeader) {
+    decode_format1(bytes, size, out);
+    for (std::size_t i = 1; i < out.size(); ++i)
+      if (out[i] < out[i - 1]) throw std::invalid_argument("position index block: entries out of order");
+  } else {
+    throw std::invalid_argument("position index block: not a block (" + std::to_string(size) + " bytes)");
+  }
 }
 
 BlockView::BlockView(const void* data, std::size_t size) { decode_block(data, size, entries_); }

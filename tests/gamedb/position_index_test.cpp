@@ -237,6 +237,14 @@ TEST(PositionIndex, CorruptBlocksAreRefused) {
   wrapped += std::string("\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01\x00\x00\x00", 13);
   wrapped += std::string("\x01\x00\x00\x00", 4);
   EXPECT_THROW(BlockView(wrapped.data(), wrapped.size()), std::invalid_argument);
+  // One game's two entries of a key with their codes swapped: the deltas are all 0, so
+  // only the codes are out of order.
+  const std::vector<PositionEntry> one_game{{1, 2, 3}, {1, 2, 5}};
+  std::string swapped = encode_block(one_game);
+  ASSERT_EQ(swapped.size(), 6u + 4 + 4);
+  EXPECT_NO_THROW(BlockView(swapped.data(), swapped.size()));
+  std::swap(swapped[8], swapped[12]);
+  EXPECT_THROW(BlockView(swapped.data(), swapped.size()), std::invalid_argument);
   const std::vector<PositionEntry> unordered{{2, 1, 0}, {1, 1, 0}};
   EXPECT_THROW(encode_block(unordered), std::invalid_argument);
   BlockBuilder builder;
