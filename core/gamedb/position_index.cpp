@@ -131,7 +131,7 @@ unsigned char* put_entry(unsigned char* p, const PositionEntry& e, const Positio
 // overlong one.
 std::uint64_t get_varint(const unsigned char*& p, const unsigned char* end) {
 #if defined(PGMATE_USE_PEXT)
-  // With eight bytes there, a number of up to eight (56 bits: every key delta but the
+  // With eight bytes there, a number of up to eight bytes (56 bits: every key delta but the
   // first of a block, every game) is read at once: its end from the bytes' high bits, its
   // 7-bit groups gathered by one pext. Longer ones, and a block's last bytes, go below.
   if constexpr (std::endian::native == std::endian::little) {
