@@ -254,9 +254,24 @@ bool split_common_san(std::string_view t, SanMove& out) {
   return true;
 }
 
-// Lines through s on an empty board (s itself excluded), by arithmetic: no table.
-Bitboard straight_lines(Square s) { return (table_free::file_mask(s) | table_free::rank_mask(s)) ^ bb(s); }
-Bitboard diagonal_lines(Square s) { return (table_free::diag_mask(s) | table_free::anti_mask(s)) ^ bb(s); }
+// Lines through each square on an empty board (the square itself excluded): 1 KiB.
+struct LineTable {
+  Bitboard straight[64], diagonal[64];
+};
+constexpr LineTable make_line_table() {
+  LineTable t{};
+  for (int s = 0; s < 64; ++s)
+    for (int o = 0; o < 64; ++o) {
+      const int files = o % 8 - s % 8, ranks = o / 8 - s / 8;
+      if (o == s) continue;
+      if (files == 0 || ranks == 0) t.straight[s] |= Bitboard{1} << o;
+      else if (files == ranks || files == -ranks) t.diagonal[s] |= Bitboard{1} << o;
+    }
+  return t;
+}
+constexpr LineTable kLines = make_line_table();
+Bitboard straight_lines(Square s) { return kLines.straight[s]; }
+Bitboard diagonal_lines(Square s) { return kLines.diagonal[s]; }
 
 // Squares strictly between a and b (empty unless they share a line): a 32 KiB table,
 // where the slider attack tables are large enough to miss the cache on every lookup.
