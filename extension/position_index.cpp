@@ -151,10 +151,14 @@ std::int64_t delete_runs(const std::string& condition, int nargs = 0, Oid* types
     return PointerGetDatum(DatumGetArrayTypePCopy(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 3, &is_null)));
   })};
   Oid array_type[1] = {INT8ARRAYOID};
-  if (staged < count) spi_exec("DELETE FROM pgmate.position_blocks WHERE run_id = ANY ($1)", 1, array_type, runs);
+  const auto delete_blocks = [&](bool in_staged) {
+    spi_exec((std::string("DELETE FROM ") + blocks_table(in_staged) + " WHERE run_id = ANY ($1)").c_str(), 1,
+             array_type, runs);
+  };
+  if (staged < count) delete_blocks(false);
   // Only when there are some: a lock on that table would keep an import's clean from
   // emptying it at once.
-  if (staged > 0) spi_exec("DELETE FROM pgmate.position_staged_blocks WHERE run_id = ANY ($1)", 1, array_type, runs);
+  if (staged > 0) delete_blocks(true);
   spi_exec("DELETE FROM pgmate.position_runs WHERE id = ANY ($1)", 1, array_type, runs);
   return count;
 }
@@ -962,7 +966,7 @@ std::int64_t truncate_retired_staged_runs() {
     pg_call([&] { UnlockRelationOid(table, AccessExclusiveLock); });  // nothing was changed under it
     return 0;
   }
-  spi_exec("TRUNCATE pgmate.position_staged_blocks");
+  spi_exec((std::string("TRUNCATE ") + blocks_table(/*staged=*/true)).c_str());
   Oid types[1] = {INT4OID};
   Datum values[1] = {Int32GetDatum(kRetired)};
   spi_exec("DELETE FROM pgmate.position_runs WHERE staged AND level = $1", 1, types, values);

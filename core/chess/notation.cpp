@@ -293,6 +293,13 @@ bool attacked(const Board& b, Square s, Color them, Bitboard occ, Bitboard gone)
   return false;
 }
 
+// Whether the side to move's king is safe once its piece of `type` has gone from `from` to
+// `to`, taking the men on `captured` (the destination's, or the pawn taken en passant).
+bool leaves_king_safe(const Board& b, PieceType type, Square from, Square to, Bitboard captured) {
+  const Bitboard after = ((b.occupied() ^ bb(from)) & ~captured) | bb(to);
+  return !attacked(b, type == kKing ? to : b.king_square(b.side), ~b.side, after, captured);
+}
+
 // The one legal move matching `san`, found from its destination square (the pieces of its
 // type that reach it, each tested for leaving the king safe) without listing every legal
 // move; a null Move when there is not exactly one, or a promotion lacks its piece (the
@@ -329,7 +336,6 @@ Move find_san_move(const Board& b, const SanMove& san) {
 
   const bool promotes = san.type == kPawn && (target & (kRank1 | kRank8));
   if (promotes != (san.promotion != kNoPieceType)) return Move();
-  const Square ksq = b.king_square(us);
   Move found;
   while (from_set) {
     const Square from = pop_lsb(from_set);
@@ -342,8 +348,7 @@ Move find_san_move(const Board& b, const SanMove& san) {
       m = Move(from, to, kEnPassant);
       captured = bb(us == kWhite ? to - 8 : to + 8);
     }
-    const Bitboard after = ((occ ^ bb(from)) & ~captured) | target;
-    if (attacked(b, san.type == kKing ? to : ksq, them, after, captured)) continue;
+    if (!leaves_king_safe(b, san.type, from, to, captured)) continue;
     if (!found.is_null()) return Move();  // ambiguous
     found = m;
   }
@@ -392,8 +397,7 @@ Move legal_from_to(const Board& b, Move wanted) {
   }
   if (!(reach & target)) return Move();
   if (type >= kBishop && type <= kQueen && (strictly_between(from, to) & occ)) return Move();  // the way is blocked
-  const Bitboard after = ((occ ^ bb(from)) & ~captured) | target;
-  return attacked(b, type == kKing ? to : b.king_square(us), them, after, captured) ? Move() : m;
+  return leaves_king_safe(b, type, from, to, captured) ? m : Move();
 }
 
 // The side to move's castling move on that side when it is legal now, else a null Move:
