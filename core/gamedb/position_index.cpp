@@ -108,7 +108,22 @@ void GameEntries::add(const chess::Board& b, chess::Move played) {
 
 namespace {
 
+// A number as a varint at `p`; the end. With BMI2, one below 2^56 (every key delta but a
+// block's first key, every game) is written by one pdep and one 8-byte store, so `p` needs
+// 8 bytes of room whatever the number's length.
 unsigned char* put_varint(unsigned char* p, std::uint64_t v) {
+#if defined(PGMATE_USE_PEXT)
+  if constexpr (std::endian::native == std::endian::little) {
+    if (v < (std::uint64_t{1} << 56)) {
+      const int bytes = v == 0 ? 1 : (std::bit_width(v) + 6) / 7;
+      // The 7-bit groups spread over the bytes, each byte but the last marked "more".
+      const std::uint64_t word =
+          _pdep_u64(v, 0x7f7f7f7f7f7f7f7fULL) | (0x8080808080808080ULL & ((std::uint64_t{1} << (8 * (bytes - 1))) - 1));
+      std::memcpy(p, &word, 8);
+      return p + bytes;
+    }
+  }
+#endif
   while (v >= 0x80) {
     *p++ = static_cast<unsigned char>(v | 0x80);
     v >>= 7;
@@ -199,32 +214,39 @@ void decode_format2(const unsigned char* data, std::size_t size, std::vector<Pos
 
 }  // namespace
 
-BlockBuilder::BlockBuilder() { out_.reserve(kBlockBytes); }
+static_assert(kMaxEntry2 + 8 <= BlockBuilder::kSlackBytes);
+
+BlockBuilder::BlockBuilder() = default;
 
 bool BlockBuilder::add(const PositionEntry& e) {
   if (count_ == 0xffff) return false;
-  unsigned char entry[kMaxEntry2];
-  const std::size_t n = static_cast<std::size_t>(put_entry(entry, e, count_ > 0 ? &last_ : nullptr) - entry);
   if (count_ == 0) {
-    out_.assign(kHeader2, '\0');
-    store<std::uint32_t>(out_, 0, kBlockMagic2);
+    std::memcpy(buf_.data(), &kBlockMagic2, 4);
+    size_ = kHeader2;
     first_key_ = e.key;
-  } else if (out_.size() + n > kBlockBytes) {
-    return false;
   }
-  out_.append(reinterpret_cast<const char*>(entry), n);
+  // Written in place, then taken back (not counted) when it does not fit: a first entry
+  // always does.
+  const std::size_t end = static_cast<std::size_t>(put_entry(buf_.data() + size_, e, count_ > 0 ? &last_ : nullptr) - buf_.data());
+  if (end > kBlockBytes && count_ > 0) return false;
+  size_ = end;
   ++count_;
-  last_ = e;
+  // Field by field: a whole-entry copy is two overlapping 8-byte stores, and the next
+  // call's load of the key then waits for both to reach the cache.
+  last_.key = e.key;
+  last_.game = e.game;
+  last_.code = e.code;
   return true;
 }
 
 std::string BlockBuilder::take() {
   std::string block;
   if (count_ > 0) {
-    store<std::uint16_t>(out_, 4, static_cast<std::uint16_t>(count_));
-    block = out_;
+    const auto count = static_cast<std::uint16_t>(count_);
+    std::memcpy(buf_.data() + 4, &count, 2);
+    block.assign(reinterpret_cast<const char*>(buf_.data()), size_);
   }
-  out_.clear();
+  size_ = 0;
   count_ = 0;
   return block;
 }
@@ -233,7 +255,7 @@ std::string encode_block(std::span<const PositionEntry> entries) {
   // One block whatever its size (a block rewritten without some of its entries may grow:
   // an entry whose key no longer repeats the one before costs more).
   if (entries.size() > 0xffff) throw std::invalid_argument("position index block: more than 65,535 entries");
-  std::string out(kHeader2 + entries.size() * kMaxEntry2, '\0');
+  std::string out(kHeader2 + entries.size() * kMaxEntry2 + 8, '\0');  // 8: put_varint's stores
   store<std::uint32_t>(out, 0, kBlockMagic2);
   store<std::uint16_t>(out, 4, static_cast<std::uint16_t>(entries.size()));
   auto* start = reinterpret_cast<unsigned char*>(out.data());
@@ -287,51 +309,56 @@ void sort_entries(std::vector<PositionEntry>& entries) {
   sort_entries(entries, scratch);
 }
 
-namespace {
-
-// Sorts a bucket that the radix passes left: a dozen entries on average, often in order
-// already (a popular position's entries come game by game).
-void sort_small(PositionEntry* first, PositionEntry* last) {
-  if (last - first > 32) {
-    if (!std::is_sorted(first, last)) std::sort(first, last);
-    return;
-  }
-  for (PositionEntry* i = first + 1; i < last; ++i) {
-    const PositionEntry e = *i;
-    PositionEntry* j = i;
-    for (; j > first && e < *(j - 1); --j) *j = *(j - 1);
-    *j = e;
-  }
-}
-
-}  // namespace
-
 void sort_entries(std::vector<PositionEntry>& entries, std::vector<PositionEntry>& scratch) {
-  // Keys are hashes, spread evenly: two counting passes on their top 16 bits, 8 at a time,
-  // leave buckets of a dozen entries to sort. The first pass scatters the whole vector into
-  // 256 buckets (256 streams of writes, which the cache keeps apart; one pass into 65,536
-  // missed it on nearly every entry); the second scatters each of those, a few thousand
-  // entries that stay in the cache, back into `entries`.
+  // Keys are hashes, spread evenly: two stable counting passes on their top 32 bits, 16 at
+  // a time, the lower half first. What is left out of order then is each stretch of keys
+  // that agree in those bits: a popular position's entries, in order already when they came
+  // game by game (a statement's new games), and the rare pair of keys that agree in their
+  // top 32 bits. A last pass finds the stretches out of order and sorts them.
+  // Measured on a statement's 812,624 entries, this took 0.72-0.80 of the time of two
+  // passes on the top 16 bits, 8 at a time, followed by a sort of each bucket (11 or 8 bits
+  // a pass over the top 32 were no faster than those).
   const std::size_t n = entries.size();
   if (n < 4096) {
     std::sort(entries.begin(), entries.end());
   } else {
+    constexpr int kDigitBits = 16, kDigits = 2, kFirstBit = 64 - kDigits * kDigitBits;
+    constexpr std::size_t kBuckets = std::size_t{1} << kDigitBits;
+    std::vector<std::array<std::size_t, kBuckets>> counts(kDigits);
+    for (auto& c : counts) c.fill(0);
+    for (const PositionEntry& e : entries)
+      for (int d = 0; d < kDigits; ++d) ++counts[d][(e.key >> (kFirstBit + d * kDigitBits)) & (kBuckets - 1)];
     scratch.resize(n);
-    std::array<std::size_t, 257> start{};
-    for (const PositionEntry& e : entries) ++start[(e.key >> 56) + 1];
-    for (std::size_t i = 1; i <= 256; ++i) start[i] += start[i - 1];
-    std::array<std::size_t, 256> fill;
-    std::copy(start.begin(), start.end() - 1, fill.begin());
-    for (const PositionEntry& e : entries) scratch[fill[e.key >> 56]++] = e;
-    for (std::size_t b = 0; b < 256; ++b) {
-      const std::size_t from = start[b], to = start[b + 1];
-      std::array<std::size_t, 257> sub{};
-      for (std::size_t i = from; i < to; ++i) ++sub[((scratch[i].key >> 48) & 0xff) + 1];
-      sub[0] = from;
-      for (std::size_t i = 1; i <= 256; ++i) sub[i] += sub[i - 1];
-      std::copy(sub.begin(), sub.end() - 1, fill.begin());
-      for (std::size_t i = from; i < to; ++i) entries[fill[(scratch[i].key >> 48) & 0xff]++] = scratch[i];
-      for (std::size_t s = 0; s < 256; ++s) sort_small(entries.data() + sub[s], entries.data() + sub[s + 1]);
+    PositionEntry* from = entries.data();
+    PositionEntry* to = scratch.data();
+    for (int d = 0; d < kDigits; ++d) {
+      const int shift = kFirstBit + d * kDigitBits;
+      if (counts[d][(from[0].key >> shift) & (kBuckets - 1)] == n) continue;  // one value: nothing moves
+      std::vector<PositionEntry*> place(kBuckets);
+      PositionEntry* p = to;
+      for (std::size_t b = 0; b < kBuckets; ++b) {
+        place[b] = p;
+        p += counts[d][b];
+      }
+      for (const PositionEntry* e = from; e != from + n; ++e) {
+        // Field by field (see BlockBuilder::add): a whole-entry copy was slower.
+        PositionEntry* out = place[(e->key >> shift) & (kBuckets - 1)]++;
+        out->key = e->key;
+        out->game = e->game;
+        out->code = e->code;
+      }
+      std::swap(from, to);
+    }
+    if (from != entries.data()) entries.swap(scratch);
+    PositionEntry* a = entries.data();
+    for (std::size_t i = 1; i < n; ++i) {
+      if (!(a[i] < a[i - 1])) continue;
+      const std::uint64_t top = a[i].key >> kFirstBit;
+      std::size_t first = i - 1, last = i + 1;
+      while (first > 0 && a[first - 1].key >> kFirstBit == top) --first;
+      while (last < n && a[last].key >> kFirstBit == top) ++last;
+      std::sort(a + first, a + last);
+      i = last - 1;
     }
   }
   entries.erase(std::unique(entries.begin(), entries.end()), entries.end());

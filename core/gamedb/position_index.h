@@ -11,6 +11,7 @@
 // keeps its first occurrence (and the move played there), so counts are games, not visits.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -109,8 +110,13 @@ class BlockBuilder {
   // The block so far; the builder starts the next one.
   std::string take();
 
+  // Past a full block: room for the entry that did not fit, written before its size was
+  // known, and for the 8-byte stores that write a number.
+  static constexpr std::size_t kSlackBytes = 32;
+
  private:
-  std::string out_;
+  std::array<unsigned char, kBlockBytes + kSlackBytes> buf_;
+  std::size_t size_ = 0;  // bytes of buf_ in the block
   std::size_t count_ = 0;
   std::uint64_t first_key_ = 0;
   PositionEntry last_;  // the entry added last

@@ -2,6 +2,7 @@
 // recomputation from replayed games.
 #include "gamedb/position_index.h"
 
+#include <bit>
 #include <gtest/gtest.h>
 
 #include <array>
@@ -194,6 +195,36 @@ TEST(PositionIndex, BlocksAreDeltaCoded) {
   EXPECT_LT(encode_block(spread).size(), 140 * 11u);
 }
 
+TEST(PositionIndex, BlockNumbersOfEveryLength) {
+  // Key deltas and games of every bit width, each a varint of ceil(width / 7) bytes (one
+  // for zero): the block's size counts them, and decoding gives the entries back.
+  std::vector<PositionEntry> entries{{0, 0, 1}};
+  std::size_t expected = 6 + 1 + 1 + 2;
+  const auto varint_bytes = [](std::uint64_t v) { return v == 0 ? std::size_t{1} : (std::bit_width(v) + 6) / 7u; };
+  std::uint64_t key = 0;
+  for (int width = 0; width <= 63; ++width) {
+    const std::uint64_t delta = width == 0 ? 1 : (std::uint64_t{1} << width) - 1 + (width % 2);
+    if (delta > ~key) break;
+    key += delta;
+    const std::uint32_t game = static_cast<std::uint32_t>((std::uint64_t{1} << (width % 33)) - 1);
+    entries.push_back({key, game, static_cast<std::uint16_t>(width)});
+    expected += varint_bytes(delta) + varint_bytes(game) + 2;
+  }
+  // A repeated key: its game as a delta from the game before.
+  entries.push_back({key, entries.back().game + 300, 7});
+  expected += 1 + 2 + 2;
+  const std::string block = encode_block(entries);
+  EXPECT_EQ(block.size(), expected);
+  const BlockView v(block.data(), block.size());
+  ASSERT_EQ(v.size(), entries.size());
+  for (std::size_t i = 0; i < entries.size(); ++i) EXPECT_EQ(v.entry(i), entries[i]) << i;
+  // The last entry's game delta, 300, as LEB128: 0xac 0x02, then its code.
+  EXPECT_EQ(block.substr(block.size() - 5), std::string("\x00\xac\x02\x07\x00", 5));
+  const auto built = encode_run(entries);
+  ASSERT_EQ(built.size(), 1u);
+  EXPECT_EQ(built[0].data, block);
+}
+
 TEST(PositionIndex, FormatOneBlocksAreStillRead) {
   // "PIX1", count 2, keys, games, codes: as pgmate 0.8 development versions wrote them.
   const std::vector<PositionEntry> entries{{5, 7, 9}, {5, 8, 10}};
@@ -279,19 +310,32 @@ TEST(PositionIndex, MergedRunsEqualOneSortedRunWithoutDeletedGames) {
 TEST(PositionIndex, SortEntriesEqualsOneSortWithoutDuplicates) {
   std::mt19937_64 rng(23);
   std::vector<PositionEntry> scratch;  // reused from call to call, as the trigger does
-  for (std::size_t n : {10, 4095, 4096, 50000, 200000}) {
-    for (int shape = 0; shape < 3; ++shape) {
-      std::vector<PositionEntry> entries;
-      for (std::size_t i = 0; i < n; ++i) {
-        const std::uint64_t key = shape == 0 ? rng() : shape == 1 ? 0x9d39247e33776d41ULL : (0xABCDull << 48) | (rng() % 5000);
-        entries.push_back({key, static_cast<std::uint32_t>(rng() % (n / 2 + 1)), static_cast<std::uint16_t>(rng() % 4)});
-        if (i % 7 == 0) entries.push_back(entries.back());  // the same game indexed twice
+  // Games in any order, or never going down (a statement's new games), or never going down
+  // but for the last entry, which repeats a key from the middle with game 0.
+  enum class Games { kAnyOrder, kInOrder, kInOrderButTheLast };
+  for (Games games : {Games::kAnyOrder, Games::kInOrder, Games::kInOrderButTheLast}) {
+    for (std::size_t n : {10, 4095, 4096, 50000, 200000}) {
+      for (int shape = 0; shape < 5; ++shape) {
+        std::vector<PositionEntry> entries;
+        for (std::size_t i = 0; i < n; ++i) {
+          // Spread keys; one key; keys apart in their low bits only; keys that all agree in
+          // their top 32 bits; a few values of the top 32 bits, low bits spread.
+          const std::uint64_t key = shape == 0   ? rng()
+                                    : shape == 1 ? 0x9d39247e33776d41ULL
+                                    : shape == 2 ? (0xABCDull << 48) | (rng() % 5000)
+                                    : shape == 3 ? 0x12345678'00000000ULL | (rng() & 0xffffffffULL)
+                                                 : ((rng() % 3) << 40) | (rng() & 0xffffffffULL);
+          const auto game = static_cast<std::uint32_t>(games == Games::kAnyOrder ? rng() % (n / 2 + 1) : i / 40);
+          entries.push_back({key, game, static_cast<std::uint16_t>(rng() % 4)});
+          if (i % 7 == 0) entries.push_back(entries.back());  // the same game indexed twice
+        }
+        if (games == Games::kInOrderButTheLast) entries.push_back({entries[n / 2].key, 0, 0});
+        std::vector<PositionEntry> expected = entries;
+        std::sort(expected.begin(), expected.end());
+        expected.erase(std::unique(expected.begin(), expected.end()), expected.end());
+        sort_entries(entries, scratch);
+        EXPECT_EQ(entries, expected) << n << " entries, shape " << shape << ", games " << static_cast<int>(games);
       }
-      std::vector<PositionEntry> expected = entries;
-      std::sort(expected.begin(), expected.end());
-      expected.erase(std::unique(expected.begin(), expected.end()), expected.end());
-      sort_entries(entries, scratch);
-      EXPECT_EQ(entries, expected) << n << " entries, shape " << shape;
     }
   }
 }
