@@ -35,6 +35,7 @@ extern "C" {
 #include "access/xact.h"
 #include "catalog/namespace.h"
 #include "commands/trigger.h"
+#include "executor/executor.h"
 #include "executor/spi.h"
 #include "executor/tuptable.h"
 #include "nodes/makefuncs.h"
@@ -235,40 +236,55 @@ class RunWriter {
     if (data_.size() == kStoreBlocks) store();
   }
 
+  // Straight into the table and its primary key as COPY does (one multi-insert, then the
+  // index entries), not through an INSERT statement: executing one cost more than writing
+  // its rows (perf: 16% of the server's time in an import went to storing blocks, a third
+  // of it the statement's own work). The privilege an INSERT would need is still checked.
   void store() {
     if (data_.empty()) return;
-    static SPIPlanPtr inserts[2] = {nullptr, nullptr};  // by table, prepared once per backend
-    SPIPlanPtr& insert = inserts[staged_ ? 1 : 0];
     pg_call([&] {
-      if (!insert) {
-        Oid types[5] = {INT8OID, INT4OID, INT8ARRAYOID, INT8ARRAYOID, BYTEAARRAYOID};
-        const std::string sql = std::string("INSERT INTO ") + blocks_table(staged_) +
-                                " (run_id, first_key, seq, last_key, data) "
-                                "SELECT $1, b.first_key, $2 + b.n::int - 1, b.last_key, b.data "
-                                "FROM unnest($3, $4, $5) WITH ORDINALITY AS b(first_key, last_key, data, n)";
-        SPIPlanPtr p = SPI_prepare(sql.c_str(), 5, types);
-        if (!p) elog(ERROR, "position index: cannot prepare the block insert");
-        SPI_keepplan(p);
-        insert = p;
-      }
+      const Oid relid = blocks_relation(staged_, RowExclusiveLock);
+      const AclResult acl = pg_class_aclcheck(relid, GetUserId(), ACL_INSERT);
+      if (acl != ACLCHECK_OK) aclcheck_error(acl, OBJECT_TABLE, const_cast<char*>(blocks_relname(staged_)));
+      MemoryContext memory = AllocSetContextCreate(CurrentMemoryContext, "position index blocks", ALLOCSET_DEFAULT_SIZES);
+      MemoryContext caller = MemoryContextSwitchTo(memory);
+      Relation rel = table_open(relid, NoLock);  // locked above
+      const TupleDesc desc = RelationGetDescr(rel);
+      if (desc->natts != 5) elog(ERROR, "position index: %s is not as the extension made it", blocks_table(staged_));
+      EState* estate = CreateExecutorState();
+      ResultRelInfo* info = makeNode(ResultRelInfo);
+      InitResultRelInfo(info, rel, 1, nullptr, 0);
+      ExecOpenIndices(info, false);
       const int n = static_cast<int>(data_.size());
-      std::vector<Datum> firsts(n), lasts(n), blocks(n);
+      auto** slots = static_cast<TupleTableSlot**>(palloc(sizeof(TupleTableSlot*) * n));
       for (int i = 0; i < n; ++i) {
-        firsts[i] = Int64GetDatum(first_keys_[i]);
-        lasts[i] = Int64GetDatum(last_keys_[i]);
+        TupleTableSlot* slot = MakeSingleTupleTableSlot(desc, &TTSOpsVirtual);
+        ExecClearTuple(slot);
         bytea* b = static_cast<bytea*>(palloc(VARHDRSZ + data_[i].size()));
         SET_VARSIZE(b, VARHDRSZ + data_[i].size());
         std::memcpy(VARDATA(b), data_[i].data(), data_[i].size());
-        blocks[i] = PointerGetDatum(b);
+        // (run_id, first_key, seq, last_key, data), as the table is made.
+        slot->tts_values[0] = Int64GetDatum(run_);
+        slot->tts_values[1] = Int64GetDatum(first_keys_[i]);
+        slot->tts_values[2] = Int32GetDatum(blocks_ + i);
+        slot->tts_values[3] = Int64GetDatum(last_keys_[i]);
+        slot->tts_values[4] = PointerGetDatum(b);
+        std::fill_n(slot->tts_isnull, 5, false);
+        ExecStoreVirtualTuple(slot);
+        slots[i] = slot;
       }
-      Datum values[5] = {Int64GetDatum(run_), Int32GetDatum(blocks_),
-                         PointerGetDatum(construct_array(firsts.data(), n, INT8OID, 8, true, TYPALIGN_DOUBLE)),
-                         PointerGetDatum(construct_array(lasts.data(), n, INT8OID, 8, true, TYPALIGN_DOUBLE)),
-                         PointerGetDatum(construct_array(blocks.data(), n, BYTEAOID, -1, false, TYPALIGN_INT))};
-      const int rc = SPI_execute_plan(insert, values, nullptr, false, 0);
-      if (rc < 0) elog(ERROR, "position index: SPI error %s storing blocks", SPI_result_code_string(rc));
-      for (int i = 0; i < n; ++i) pfree(DatumGetPointer(blocks[i]));
-      for (int i = 2; i < 5; ++i) pfree(DatumGetPointer(values[i]));
+      table_multi_insert(rel, slots, n, GetCurrentCommandId(true), 0, nullptr);
+      for (int i = 0; i < n; ++i) {
+        ResetPerTupleExprContext(estate);
+        ExecInsertIndexTuples(info, slots[i], estate, false, false, nullptr, NIL);
+        ExecDropSingleTupleTableSlot(slots[i]);
+      }
+      ExecCloseIndices(info);
+      FreeExecutorState(estate);
+      table_close(rel, NoLock);
+      MemoryContextSwitchTo(caller);
+      MemoryContextDelete(memory);
+      CommandCounterIncrement();  // as a statement would: what follows sees the blocks
     });
     blocks_ += static_cast<int>(data_.size());
     first_keys_.clear();
