@@ -316,11 +316,11 @@ GameRow game_row(const chess::PgnGame& g, std::uint32_t move_oid) {
     return is_clean_text(tag.first) && is_clean_text(tag.second);
   });
   if (clean) {
-    chess::append_tags_json(json, g.tags);
+    chess::append_tags_json_in_jsonb_order(json, g.tags);
   } else {
     chess::PgnTags clean_tags;
     for (const auto& [name, value] : g.tags) clean_tags.emplace_back(clean_text(name), clean_text(value));
-    chess::append_tags_json(json, clean_tags);
+    chess::append_tags_json_in_jsonb_order(json, clean_tags);
   }
   append_field(row, json);
   return row;

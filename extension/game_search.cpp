@@ -88,17 +88,21 @@ const gamedb::GameSummary& game_summary_arg(FunctionCallInfo fcinfo) {
   static gamedb::GameSummary last;
   const std::span<const std::uint16_t> bits = move_bits_arg(fcinfo, 1, "moves");
   const char* start = DatumGetPointer(PG_GETARG_DATUM(0));
-  std::string input(start, kBoardSize);
-  input.append(reinterpret_cast<const char*>(bits.data()), bits.size_bytes());
-  if (input != last_input) {
+  const bool same = last_input.size() == kBoardSize + bits.size_bytes() &&
+                    std::memcmp(last_input.data(), start, kBoardSize) == 0 &&
+                    std::memcmp(last_input.data() + kBoardSize, bits.data(), bits.size_bytes()) == 0;
+  if (!same) {
     last_input.clear();  // a summary that throws half-made is not kept
     // The same replay yields the game's position index entries, kept for the insert
     // trigger (a row being stored is summarized for its columns and CHECK first).
     static std::vector<gamedb::PositionEntry> entries;
     entries.clear();
     last = gamedb::summarize(board_arg(fcinfo, 0), moves_arg(fcinfo, 1), &entries);
+    static std::string input;
+    input.assign(start, kBoardSize);
+    input.append(reinterpret_cast<const char*>(bits.data()), bits.size_bytes());
     if (last.legal) remember_game_entries(input, entries);
-    last_input = std::move(input);
+    last_input.swap(input);
   }
   return last;
 }

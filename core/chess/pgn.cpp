@@ -1022,4 +1022,23 @@ void append_tags_json(std::string& json, const PgnTags& tags) {
   json += '}';
 }
 
+void append_tags_json_in_jsonb_order(std::string& json, const PgnTags& tags) {
+  // An order of the tags kept with the thread: a game has a dozen tags, and this is called
+  // once a game.
+  thread_local std::vector<const std::pair<std::string, std::string>*> order;
+  order.clear();
+  for (const auto& tag : tags) order.push_back(&tag);
+  std::stable_sort(order.begin(), order.end(), [](const auto* a, const auto* b) {
+    return a->first.size() != b->first.size() ? a->first.size() < b->first.size() : a->first < b->first;
+  });
+  json += '{';
+  for (size_t i = 0; i < order.size(); ++i) {
+    if (i) json += ", ";
+    append_json_string(json, order[i]->first);
+    json += ": ";
+    append_json_string(json, order[i]->second);
+  }
+  json += '}';
+}
+
 }  // namespace pgmate::chess

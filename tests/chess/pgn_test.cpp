@@ -1012,5 +1012,19 @@ TEST(PgnTagsJson, EscapesQuotesBackslashesAndControls) {
   EXPECT_EQ(tags_json({}), "{}");
 }
 
+TEST(PgnTagsJson, InJsonbOrderShorterNamesFirstThenByBytes) {
+  // jsonb's own order; a repeated name keeps its copies in the order read, so that a
+  // reader keeping the last keeps the same value as from the tags in their order.
+  const PgnTags tags = {{"Event", "e"}, {"Site", "s1"}, {"ECO", "B90"}, {"Date", "d"}, {"Site", "s2"}, {"BlackElo", "1"}, {"Black", "b"}};
+  std::string json = "x";
+  append_tags_json_in_jsonb_order(json, tags);
+  EXPECT_EQ(json,
+            "x{\"ECO\": \"B90\", \"Date\": \"d\", \"Site\": \"s1\", \"Site\": \"s2\", \"Black\": \"b\", "
+            "\"Event\": \"e\", \"BlackElo\": \"1\"}");
+  json.clear();
+  append_tags_json_in_jsonb_order(json, {});
+  EXPECT_EQ(json, "{}");
+}
+
 }  // namespace
 }  // namespace pgmate::chess
