@@ -195,13 +195,14 @@ using GameRow = std::string;
 
 void append_int16(std::string& out, std::int16_t v) {
   const auto u = static_cast<std::uint16_t>(v);
-  out += char(u >> 8);
-  out += char(u & 0xFF);
+  const char bytes[2] = {char(u >> 8), char(u & 0xFF)};
+  out.append(bytes, 2);
 }
 
 void append_int32(std::string& out, std::int32_t v) {
   const auto u = static_cast<std::uint32_t>(v);
-  for (int shift = 24; shift >= 0; shift -= 8) out += char((u >> shift) & 0xFF);
+  const char bytes[4] = {char(u >> 24), char((u >> 16) & 0xFF), char((u >> 8) & 0xFF), char(u & 0xFF)};
+  out.append(bytes, 4);
 }
 
 void append_field(std::string& out, std::string_view bytes) {
@@ -303,9 +304,14 @@ GameRow game_row(const chess::PgnGame& g, std::uint32_t move_oid) {
   if (n > 0) {
     append_int32(row, n);
     append_int32(row, 1);  // lower bound
+    // Each element: its length (2), then its bits; written in place, six bytes a move.
+    std::size_t at = row.size();
+    row.resize(at + 6 * g.moves.size());
     for (const chess::Move m : g.moves) {
-      append_int32(row, 2);
-      append_int16(row, static_cast<std::int16_t>(chess::board_free(m).bits()));
+      const std::uint16_t bits = chess::board_free(m).bits();
+      const unsigned char element[6] = {0, 0, 0, 2, static_cast<unsigned char>(bits >> 8), static_cast<unsigned char>(bits & 0xFF)};
+      std::memcpy(row.data() + at, element, 6);
+      at += 6;
     }
   }
   // The tags as jsonb: version 1, then the JSON text, built in memory kept by the thread;
