@@ -238,6 +238,25 @@ SAVEPOINT big_id;
 INSERT INTO pgmate.games (id, moves) VALUES (4294967296, '{e2e4}');
 ROLLBACK TO big_id;
 
+-- Blocks are written without an INSERT statement, yet an INSERT's privilege on their table
+-- is still needed: a role that may add games and runs, and read and delete blocks, is
+-- refused until it may insert them too.
+CREATE ROLE pgmate_indexer;
+GRANT USAGE ON SCHEMA pgmate TO pgmate_indexer;
+GRANT SELECT, INSERT ON pgmate.games TO pgmate_indexer;
+GRANT SELECT, INSERT, UPDATE, DELETE ON pgmate.position_runs TO pgmate_indexer;
+GRANT SELECT, DELETE ON pgmate.position_blocks TO pgmate_indexer;
+SAVEPOINT no_block_insert;
+SET ROLE pgmate_indexer;
+INSERT INTO pgmate.games (white, moves) VALUES ('indexer', '{g1f3}');
+ROLLBACK TO no_block_insert;
+GRANT INSERT ON pgmate.position_blocks TO pgmate_indexer;
+SET ROLE pgmate_indexer;
+INSERT INTO pgmate.games (white, moves) VALUES ('indexer', '{g1f3}');
+RESET ROLE;
+SELECT count(*) AS indexer_games FROM pgmate.games WHERE white = 'indexer';
+SELECT count(*) AS mismatches FROM index_mismatches;
+
 -- Truncation empties it; new games index again.
 TRUNCATE pgmate.games CASCADE;
 SELECT count(*) AS runs_after_truncate FROM pgmate.position_runs;
