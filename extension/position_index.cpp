@@ -250,7 +250,12 @@ class RunWriter {
       MemoryContext caller = MemoryContextSwitchTo(memory);
       Relation rel = table_open(relid, NoLock);  // locked above
       const TupleDesc desc = RelationGetDescr(rel);
-      if (desc->natts != 5) elog(ERROR, "position index: %s is not as the extension made it", blocks_table(staged_));
+      // The values below go by column number: (run_id, first_key, seq, last_key, data).
+      constexpr Oid kTypes[5] = {INT8OID, INT8OID, INT4OID, INT8OID, BYTEAOID};
+      bool as_made = desc->natts == 5;
+      for (int i = 0; as_made && i < 5; ++i)
+        as_made = !TupleDescAttr(desc, i)->attisdropped && TupleDescAttr(desc, i)->atttypid == kTypes[i];
+      if (!as_made) elog(ERROR, "position index: %s is not as the extension made it", blocks_table(staged_));
       EState* estate = CreateExecutorState();
       ResultRelInfo* info = makeNode(ResultRelInfo);
       InitResultRelInfo(info, rel, 1, nullptr, 0);
@@ -263,7 +268,6 @@ class RunWriter {
         bytea* b = static_cast<bytea*>(palloc(VARHDRSZ + data_[i].size()));
         SET_VARSIZE(b, VARHDRSZ + data_[i].size());
         std::memcpy(VARDATA(b), data_[i].data(), data_[i].size());
-        // (run_id, first_key, seq, last_key, data), as the table is made.
         slot->tts_values[0] = Int64GetDatum(run_);
         slot->tts_values[1] = Int64GetDatum(first_keys_[i]);
         slot->tts_values[2] = Int32GetDatum(blocks_ + i);
