@@ -98,11 +98,9 @@ const gamedb::GameSummary& game_summary_arg(FunctionCallInfo fcinfo) {
     static std::vector<gamedb::PositionEntry> entries;
     entries.clear();
     last = gamedb::summarize(board_arg(fcinfo, 0), moves_arg(fcinfo, 1), &entries);
-    static std::string input;
-    input.assign(start, kBoardSize);
-    input.append(reinterpret_cast<const char*>(bits.data()), bits.size_bytes());
-    if (last.legal) remember_game_entries(input, entries);
-    last_input.swap(input);
+    last_input.assign(start, kBoardSize);
+    last_input.append(reinterpret_cast<const char*>(bits.data()), bits.size_bytes());
+    if (last.legal) remember_game_entries(last_input, entries);
   }
   return last;
 }

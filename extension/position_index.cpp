@@ -264,7 +264,6 @@ class RunWriter {
       auto** slots = static_cast<TupleTableSlot**>(palloc(sizeof(TupleTableSlot*) * n));
       for (int i = 0; i < n; ++i) {
         TupleTableSlot* slot = MakeSingleTupleTableSlot(desc, &TTSOpsVirtual);
-        ExecClearTuple(slot);
         bytea* b = static_cast<bytea*>(palloc(VARHDRSZ + data_[i].size()));
         SET_VARSIZE(b, VARHDRSZ + data_[i].size());
         std::memcpy(VARDATA(b), data_[i].data(), data_[i].size());

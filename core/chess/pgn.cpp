@@ -1011,15 +1011,25 @@ std::string tags_json(const PgnTags& tags) {
   return json;
 }
 
-void append_tags_json(std::string& json, const PgnTags& tags) {
+namespace {
+
+// The object of the tags that `tag(i)` gives for i from 0 to n, in that order.
+template <class Tag>
+void append_tags_object(std::string& json, std::size_t n, Tag tag) {
   json += '{';
-  for (size_t i = 0; i < tags.size(); ++i) {
+  for (std::size_t i = 0; i < n; ++i) {
     if (i) json += ", ";
-    append_json_string(json, tags[i].first);
+    append_json_string(json, tag(i).first);
     json += ": ";
-    append_json_string(json, tags[i].second);
+    append_json_string(json, tag(i).second);
   }
   json += '}';
+}
+
+}  // namespace
+
+void append_tags_json(std::string& json, const PgnTags& tags) {
+  append_tags_object(json, tags.size(), [&](std::size_t i) -> const auto& { return tags[i]; });
 }
 
 void append_tags_json_in_jsonb_order(std::string& json, const PgnTags& tags) {
@@ -1031,14 +1041,7 @@ void append_tags_json_in_jsonb_order(std::string& json, const PgnTags& tags) {
   std::stable_sort(order.begin(), order.end(), [](const auto* a, const auto* b) {
     return a->first.size() != b->first.size() ? a->first.size() < b->first.size() : a->first < b->first;
   });
-  json += '{';
-  for (size_t i = 0; i < order.size(); ++i) {
-    if (i) json += ", ";
-    append_json_string(json, order[i]->first);
-    json += ": ";
-    append_json_string(json, order[i]->second);
-  }
-  json += '}';
+  append_tags_object(json, order.size(), [&](std::size_t i) -> const auto& { return *order[i]; });
 }
 
 }  // namespace pgmate::chess
