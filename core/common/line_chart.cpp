@@ -37,15 +37,27 @@ std::string tick_label(double v, double step) {
   return text;
 }
 
+// Coordinates beyond this are left out like non-finite ones, so that spans, steps and
+// bounds stay finite.
+constexpr double kLargest = 1e300;
+
+bool plottable(double x, double y) { return std::abs(x) <= kLargest && std::abs(y) <= kLargest; }
+
+// Ticks lo, lo + step, ... up to hi: `ticks` of them, never more than a dozen.
 struct Axis {
   double lo = 0, hi = 1, step = 0.2;
+  int ticks = 6;
+  double tick(int i) const { return lo + i * step; }
 };
 
 // Bounds widened to round ticks (1, 2 or 5 times a power of ten), about five of them.
 Axis nice_axis(double lo, double hi) {
-  if (!(lo <= hi)) lo = 0, hi = 1;
-  if (hi - lo < 1e-12) {
-    const double pad = std::max(std::abs(hi) * 0.1, 1e-3);
+  if (!(lo <= hi) || !(std::abs(lo) <= kLargest) || !(std::abs(hi) <= kLargest)) lo = 0, hi = 1;
+  // A span the values' own precision cannot divide into distinct ticks (equal values, or
+  // two neighbouring large ones) is widened around them.
+  const double magnitude = std::max(std::abs(lo), std::abs(hi));
+  if (hi - lo < std::max(1e-12, magnitude * 1e-9)) {
+    const double pad = std::max(magnitude * 0.1, 1e-3);
     lo -= pad;
     hi += pad;
   }
@@ -57,7 +69,11 @@ Axis nice_axis(double lo, double hi) {
       step = m * power;
       break;
     }
-  return {std::floor(lo / step) * step, std::ceil(hi / step) * step, step};
+  Axis axis{std::floor(lo / step) * step, std::ceil(hi / step) * step, step, 0};
+  // The span is at most five steps widened by one at each end; counting the ticks instead
+  // of stepping a double until it passes hi keeps their number bounded whatever rounding does.
+  axis.ticks = int(std::clamp(std::round((axis.hi - axis.lo) / step), 0.0, 11.0)) + 1;
+  return axis;
 }
 
 }  // namespace
@@ -72,7 +88,7 @@ std::string line_chart_svg(const std::string& title, const std::string& x_label,
   bool has_axis[2] = {false, false};
   for (const ChartSeries& s : series)
     for (const auto& [x, y] : s.points) {
-      if (!std::isfinite(x) || !std::isfinite(y)) continue;
+      if (!plottable(x, y)) continue;
       const int a = s.right_axis ? 1 : 0;
       has_axis[a] = true;
       x_lo = std::min(x_lo, x), x_hi = std::max(x_hi, x);
@@ -101,7 +117,8 @@ std::string line_chart_svg(const std::string& title, const std::string& x_label,
   svg += "<text x=\"" + num(width / 2.0) + "\" y=\"22\" text-anchor=\"middle\" font-size=\"14\">" + escape(title) +
          "</text>\n";
   // Grid and ticks.
-  for (double x = xa.lo; x <= xa.hi + xa.step * 1e-9; x += xa.step) {
+  for (int i = 0; i < xa.ticks; ++i) {
+    const double x = xa.tick(i);
     svg += "<line x1=\"" + num(px(x)) + "\" y1=\"" + num(top) + "\" x2=\"" + num(px(x)) + "\" y2=\"" + num(bottom) +
            "\" stroke=\"#eee\"/>\n";
     svg += "<text x=\"" + num(px(x)) + "\" y=\"" + num(bottom + 14) + "\" text-anchor=\"middle\">" +
@@ -109,7 +126,8 @@ std::string line_chart_svg(const std::string& title, const std::string& x_label,
   }
   for (int a = 0; a < 2; ++a) {
     if (!has_axis[a]) continue;
-    for (double y = ya[a].lo; y <= ya[a].hi + ya[a].step * 1e-9; y += ya[a].step) {
+    for (int i = 0; i < ya[a].ticks; ++i) {
+      const double y = ya[a].tick(i);
       if (a == 0 || !has_axis[0])
         svg += "<line x1=\"" + num(left) + "\" y1=\"" + num(py(a, y)) + "\" x2=\"" + num(right) + "\" y2=\"" +
                num(py(a, y)) + "\" stroke=\"#eee\"/>\n";
@@ -131,7 +149,7 @@ std::string line_chart_svg(const std::string& title, const std::string& x_label,
   for (const ChartSeries& s : series) {
     std::string points;
     for (const auto& [x, y] : s.points) {
-      if (!std::isfinite(x) || !std::isfinite(y)) continue;
+      if (!plottable(x, y)) continue;
       if (!points.empty()) points += ' ';
       points += num(px(x)) + "," + num(py(s.right_axis ? 1 : 0, y));
     }

@@ -1,7 +1,8 @@
 // A small line chart as SVG text (pgmate.training_chart): series of (x, y) points against
 // one x axis and two y axes (left and right), with ticks, a legend and a title. Points
-// with a non-finite coordinate are left out; a series without points is left out of the
-// plot but kept in the legend.
+// with a non-finite coordinate, or one beyond +-1e300, are left out; a series without
+// points is left out of the plot but kept in the legend. The text's size is linear in the
+// number of points and names whatever the values: each axis has at most a dozen ticks.
 #pragma once
 
 #include <string>

@@ -1,6 +1,7 @@
 #include "common/line_chart.h"
 
 #include <cmath>
+#include <limits>
 
 #include <gtest/gtest.h>
 
@@ -54,6 +55,44 @@ TEST(LineChart, NoPointsAtAllStillMakesAValidImage) {
   const std::string svg = line_chart_svg("nothing yet", "step", "loss", "accuracy", {}, 300, 150);
   EXPECT_EQ(svg.rfind("<svg", 0), 0u);
   EXPECT_EQ(count(svg, "<polyline"), 0);
+}
+
+TEST(LineChart, EveryAxisHasAFewTicksWhateverTheValues) {
+  const double nan = std::numeric_limits<double>::quiet_NaN(), inf = std::numeric_limits<double>::infinity();
+  const std::vector<std::vector<std::pair<double, double>>> cases = {
+      {{1e17, 1}, {1e17 + 16, 2}},                        // neighbouring large doubles
+      {{1000000, 1}, {1000000.0000000002, 2}},             // a span far below the values' precision
+      {{1, 1e17}, {2, 1e17 + 16}},                         // the same on the y axis
+      {{1, 1000000}, {2, 1000000.0000000002}},
+      {{5, 5}},                                            // one point
+      {{3, 7}, {3, 7}, {3, 7}},                            // equal values
+      {{0, 0}, {0, 0}},
+      {{nan, 1}, {inf, 2}, {-inf, nan}},                   // nothing finite
+      {{1, 1}, {2, inf}, {nan, 3}},
+      {{-1e300, -1e300}, {1e300, 1e300}},                  // the widest span kept
+      {{std::numeric_limits<double>::max(), 1}, {-std::numeric_limits<double>::max(), 2}},
+      {{std::numeric_limits<double>::denorm_min(), 0}, {2 * std::numeric_limits<double>::denorm_min(), 0}},
+  };
+  for (const auto& points : cases) {
+    std::vector<ChartSeries> series = {{"left", "red", false, false, points}, {"right", "blue", true, false, points}};
+    const std::string svg = line_chart_svg("t", "x", "y", "z", series, 720, 360);
+    SCOPED_TRACE(svg.substr(0, 2000));
+    EXPECT_EQ(svg.substr(svg.size() - 7), "</svg>\n");
+    EXPECT_LT(svg.size(), 8000u);
+    // A grid line per x tick and per left-axis tick: at least two each, at most a dozen.
+    EXPECT_GE(count(svg, "stroke=\"#eee\""), 4);
+    EXPECT_LE(count(svg, "stroke=\"#eee\""), 24);
+    EXPECT_LE(count(svg, "text-anchor=\"end\""), 12);    // the left axis's tick labels
+    EXPECT_LE(count(svg, "text-anchor=\"start\""), 12);  // the right axis's
+  }
+}
+
+TEST(LineChart, TwoCloseLargeStepsGiveDistinctTicksAroundThem) {
+  const std::string svg =
+      line_chart_svg("t", "step", "loss", "", {{"a", "red", false, false, {{1e17, 1}, {1e17 + 16, 2}}}}, 720, 360);
+  EXPECT_EQ(count(svg, "<polyline"), 1);
+  // The ticks are distinct round numbers around 1e17, so some label reads 100000000000000000.
+  EXPECT_NE(svg.find(">100000000000000000<"), std::string::npos);
 }
 
 }  // namespace
