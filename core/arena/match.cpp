@@ -9,6 +9,7 @@
 #include "chess/game.h"
 #include "chess/movegen.h"
 #include "chess/notation.h"
+#include "common/text.h"
 #include "mcts/random.h"
 #include "mcts/rollout_evaluator.h"
 #include "mcts/search.h"
@@ -114,7 +115,7 @@ class UciPlayer final : public GamePlayer {
     try {
       return chess::parse_uci(game.board(), *text);
     } catch (const std::exception&) {
-      throw Forfeit("UCI engine " + engine_.name() + " played an illegal move \"" + text->substr(0, 16) + "\" in " +
+      throw Forfeit("UCI engine " + engine_.name() + " played an illegal move " + quote_input(*text, 16) + " in " +
                     chess::to_fen(game.board()));
     }
   }
@@ -143,6 +144,18 @@ struct MatchRunner::Impl {
   // UCI engines: one per game slot and UCI side, started once and kept for the match
   // (ucinewgame between games), so a slow-starting engine pays its start-up once.
   std::vector<std::unique_ptr<UciEngine>> engines[2];
+
+  std::unique_ptr<UciEngine> start_engine(int p) const {
+    return std::make_unique<UciEngine>(specs[p].command, specs[p].uci_options, config.uci_start_timeout,
+                                       config.interrupt_check);
+  }
+  // Every engine is asked to quit first, so that they stop in parallel: one second of grace
+  // in all, not one per engine.
+  ~Impl() {
+    for (auto& side : engines)
+      for (auto& engine : side)
+        if (engine) engine->request_quit();
+  }
 
   struct Slot {
     MatchGame record;
@@ -176,7 +189,7 @@ MatchRunner::MatchRunner(MatchConfig config, PlayerSpec a, PlayerSpec b, std::ve
       impl_->rollouts[p] = std::make_unique<mcts::RolloutEvaluator>(mcts::mix64(config.seed ^ (0x9e37u + p)));
       impl_->evaluators[p] = impl_->rollouts[p].get();
     } else if (spec.type == PlayerType::kUci) {
-      impl_->engines[p].push_back(std::make_unique<UciEngine>(spec.command, spec.uci_options, config.uci_start_timeout));
+      impl_->engines[p].push_back(impl_->start_engine(p));
     }
   }
 }
@@ -195,9 +208,7 @@ void MatchRunner::run(const std::vector<std::int64_t>& indexes, const std::funct
   const int slots_needed = int(std::min<std::size_t>(std::size_t(m.config.parallel), indexes.size()));
   for (int p = 0; p < 2; ++p) {
     if (m.specs[p].type != PlayerType::kUci) continue;
-    while (int(m.engines[p].size()) < slots_needed)
-      m.engines[p].push_back(
-          std::make_unique<UciEngine>(m.specs[p].command, m.specs[p].uci_options, m.config.uci_start_timeout));
+    while (int(m.engines[p].size()) < slots_needed) m.engines[p].push_back(m.start_engine(p));
   }
 
   std::size_t next = 0;
@@ -329,7 +340,7 @@ void MatchRunner::run(const std::vector<std::int64_t>& indexes, const std::funct
         // The engine that failed is not trusted with another game.
         auto& engine = m.engines[p][std::size_t(s.engine_slot)];
         engine.reset();
-        engine = std::make_unique<UciEngine>(m.specs[p].command, m.specs[p].uci_options, m.config.uci_start_timeout);
+        engine = m.start_engine(p);
         if (finish(i, loss_for_mover(s), std::string("forfeit: ") + e.what())) ++i;
         continue;
       }

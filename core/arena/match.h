@@ -40,6 +40,9 @@ struct MatchConfig {
   // Deadline of a UCI move beyond its limits; 0: UciEngine::move_deadline.
   std::chrono::milliseconds uci_move_deadline{0};
   std::chrono::milliseconds uci_start_timeout{10000};  // the handshake of a starting engine
+  // The caller's cancellation check, called at least every 100 ms while a UCI engine is
+  // waited on (starting, reading, writing); it stops the match by throwing.
+  std::function<void()> interrupt_check;
 };
 
 struct MatchGame {

@@ -5,9 +5,12 @@
 #include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 
@@ -17,51 +20,167 @@
 
 extern char** environ;
 
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 34)) && \
+    !defined(PGMATE_SPAWN_BY_FORK)
+#define PGMATE_HAVE_ADDCLOSEFROM 1
+#endif
+
 namespace pgmate::arena {
 namespace {
 
 using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 
-constexpr std::size_t kMaxLine = 1 << 16;  // an engine that writes no newline for 64 KiB is broken
+constexpr std::size_t kMaxLine = 1 << 16;     // an engine that writes no newline for 64 KiB is broken
+constexpr std::size_t kReadChunk = 1 << 16;   // taken per read_some, so a flood costs bounded time per call
+constexpr milliseconds kPollSlice{100};       // the longest wait between interrupt checks
+constexpr milliseconds kWriteTimeout{10000};  // for a position and go: an engine reads between moves
+constexpr milliseconds kQuitGrace{1000};      // after quit, before the group is killed
 
-// Writes all of text; false (errno set) when the engine stopped reading. A dead engine's
-// pipe must give an error here, not the SIGPIPE that would kill the whole match: the
-// signal is blocked for this thread meanwhile, and a pending one consumed.
-bool write_all(int fd, const std::string& text) {
+// The registry of live engine process groups: a fixed table of atomics, so that a signal
+// handler or an exit callback can read it without locks. 0 is a free slot.
+constexpr std::size_t kMaxLiveEngines = 16384;
+std::atomic<pid_t> g_live_groups[kMaxLiveEngines];
+
+bool register_group(pid_t group) {
+  for (auto& slot : g_live_groups) {
+    pid_t free = 0;
+    if (slot.load(std::memory_order_relaxed) == 0 && slot.compare_exchange_strong(free, group)) return true;
+  }
+  return false;
+}
+
+void unregister_group(pid_t group) {
+  for (auto& slot : g_live_groups) {
+    pid_t mine = group;
+    if (slot.compare_exchange_strong(mine, 0)) return;
+  }
+}
+
+// One write() with SIGPIPE held off: a dead engine's pipe must give EPIPE here, not the
+// signal that would kill the whole match. The signal is blocked for this thread meanwhile
+// and a pending one consumed, so nothing of it outlives the call.
+ssize_t write_without_sigpipe(int fd, const char* data, std::size_t size) {
   sigset_t block, old;
   sigemptyset(&block);
   sigaddset(&block, SIGPIPE);
   pthread_sigmask(SIG_BLOCK, &block, &old);
-  std::size_t done = 0;
-  bool ok = true;
-  while (done < text.size()) {
-    const ssize_t n = write(fd, text.data() + done, text.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      ok = false;
-      break;
-    }
-    done += std::size_t(n);
-  }
+  ssize_t n;
+  do n = write(fd, data, size);
+  while (n < 0 && errno == EINTR);
   const int err = errno;
-  if (!ok) {
+  if (n < 0 && err == EPIPE) {
     struct timespec zero = {0, 0};
     sigtimedwait(&block, nullptr, &zero);
   }
   pthread_sigmask(SIG_SETMASK, &old, nullptr);
   errno = err;
-  return ok;
+  return n;
+}
+
+int millis_until(Clock::time_point deadline, milliseconds cap) {
+  const auto left = std::chrono::duration_cast<milliseconds>(deadline - Clock::now());
+  return int(std::clamp(left, milliseconds(0), cap).count());
+}
+
+// Starts argv with in_fd as stdin, out_fd as stdout and /dev/null as stderr, in a process
+// group of its own (so a terminal's Ctrl-C reaches the match, which then stops the engines
+// itself, and the engine's own children can be killed with it), with default signal
+// handling and no blocked signals whatever the caller (a PostgreSQL backend ignores
+// SIGPIPE, say) set up for itself, and no other descriptor: not a backend's client socket
+// or data files. Returns 0 or an errno value.
+int spawn_engine(pid_t& pid, std::vector<char*>& argv, int in_fd, int out_fd) {
+  sigset_t all, none;
+  sigfillset(&all);
+  sigemptyset(&none);
+#ifdef PGMATE_HAVE_ADDCLOSEFROM
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, in_fd, 0);
+  posix_spawn_file_actions_adddup2(&actions, out_fd, 1);
+  posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_addclosefrom_np(&actions, 3);
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  posix_spawnattr_setsigdefault(&attr, &all);
+  posix_spawnattr_setsigmask(&attr, &none);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
+  posix_spawnattr_setpgroup(&attr, 0);
+  const int rc = posix_spawnp(&pid, argv[0], &actions, &attr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attr);
+  return rc;
+#else
+  // Without posix_spawn's closefrom: fork, and only async-signal-safe calls in the child.
+  // The child reports a failed exec through a close-on-exec pipe.
+  int report[2];
+  if (pipe2(report, O_CLOEXEC) != 0) return errno;
+  const int max_fd = int(sysconf(_SC_OPEN_MAX) > 0 ? sysconf(_SC_OPEN_MAX) : 1024);
+  pid = fork();
+  if (pid < 0) {
+    const int err = errno;
+    close(report[0]);
+    close(report[1]);
+    return err;
+  }
+  if (pid == 0) {
+    const int report_fd = fcntl(report[1], F_DUPFD_CLOEXEC, 3);  // clear of 0-2, replaced next
+    setpgid(0, 0);
+    struct sigaction dfl {};
+    dfl.sa_handler = SIG_DFL;
+    for (int s = 1; s < NSIG; ++s) sigaction(s, &dfl, nullptr);
+    sigprocmask(SIG_SETMASK, &none, nullptr);
+    int err = 0, report_to = report_fd;
+    const int null_fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+    if (report_fd < 0 || null_fd < 0 || dup2(in_fd, 0) < 0 || dup2(out_fd, 1) < 0 || dup2(null_fd, 2) < 0) err = errno;
+    if (!err && report_fd != 3) {
+      if (dup3(report_fd, 3, O_CLOEXEC) < 0) err = errno;
+      else report_to = 3;
+    }
+    if (!err) {
+#ifdef SYS_close_range
+      if (syscall(SYS_close_range, 4u, ~0u, 0u) != 0)
+#endif
+        for (int fd = 4; fd < max_fd; ++fd) close(fd);
+      execvp(argv[0], argv.data());
+      err = errno;
+    }
+    if (report_to >= 0) (void)!write(report_to, &err, sizeof err);
+    _exit(127);
+  }
+  close(report[1]);
+  int err = 0;
+  ssize_t n;
+  do n = read(report[0], &err, sizeof err);
+  while (n < 0 && errno == EINTR);
+  close(report[0]);
+  if (n == ssize_t(sizeof err)) {
+    waitpid(pid, nullptr, 0);
+    return err;
+  }
+  return 0;
+#endif
 }
 
 }  // namespace
 
+void kill_live_engine_groups() noexcept {
+  for (auto& slot : g_live_groups)
+    if (const pid_t group = slot.load(); group > 0) kill(-group, SIGKILL);
+}
+
+int live_engine_groups() noexcept {
+  int n = 0;
+  for (auto& slot : g_live_groups) n += slot.load() > 0;
+  return n;
+}
+
 UciEngine::UciEngine(const std::string& command, const std::vector<std::pair<std::string, std::string>>& options,
-                     milliseconds start_timeout)
-    : command_(command) {
+                     milliseconds start_timeout, InterruptCheck interrupt_check)
+    : command_(command), interrupt_check_(std::move(interrupt_check)) {
   const std::vector<std::string> words = command_words(command);
   if (words.empty()) throw UciError("UCI engine: empty command");
-  name_ = words[0];
+  name_ = escape_text(words[0], 80);
   int in[2], out[2];
   if (pipe2(in, O_CLOEXEC) != 0) throw UciError("UCI engine " + quote_input(command, 80) + ": pipe: " + std::strerror(errno));
   if (pipe2(out, O_CLOEXEC) != 0) {
@@ -69,31 +188,11 @@ UciEngine::UciEngine(const std::string& command, const std::vector<std::pair<std
     close(in[1]);
     throw UciError("UCI engine " + quote_input(command, 80) + ": pipe: " + std::strerror(errno));
   }
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, in[0], 0);
-  posix_spawn_file_actions_adddup2(&actions, out[1], 1);
-  posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
-  // Its own process group, so that a terminal's Ctrl-C reaches the match, which then stops
-  // the engines itself.
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  // Default signal handling and no blocked signals, whatever the caller (a PostgreSQL
-  // backend ignores SIGPIPE, say) set up for itself.
-  sigset_t all, none;
-  sigfillset(&all);
-  sigemptyset(&none);
-  posix_spawnattr_setsigdefault(&attr, &all);
-  posix_spawnattr_setsigmask(&attr, &none);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
-  posix_spawnattr_setpgroup(&attr, 0);
   std::vector<char*> argv;
   std::vector<std::string> args = words;
   for (auto& w : args) argv.push_back(w.data());
   argv.push_back(nullptr);
-  const int rc = posix_spawnp(&pid_, argv[0], &actions, &attr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  posix_spawnattr_destroy(&attr);
+  const int rc = spawn_engine(pid_, argv, in[0], out[1]);
   close(in[0]);
   close(out[1]);
   to_engine_ = in[1];
@@ -105,19 +204,25 @@ UciEngine::UciEngine(const std::string& command, const std::vector<std::pair<std
     to_engine_ = from_engine_ = -1;
     throw UciError("UCI engine " + quote_input(command, 80) + " cannot be started: " + std::strerror(rc));
   }
+  if (!register_group(pid_)) {
+    shutdown();
+    throw UciError("UCI engine " + quote_input(command, 80) + " cannot be started: too many engines at once");
+  }
   fcntl(from_engine_, F_SETFL, fcntl(from_engine_, F_GETFL) | O_NONBLOCK);
+  fcntl(to_engine_, F_SETFL, fcntl(to_engine_, F_GETFL) | O_NONBLOCK);
   try {
-    send("uci");
+    // One deadline for the whole handshake, whatever the engine writes meanwhile.
     const auto deadline = Clock::now() + start_timeout;
-    for (;;) {
-      const auto left = std::chrono::duration_cast<milliseconds>(deadline - Clock::now());
-      const std::string line = wait_for("", std::max(left, milliseconds(0)), "uci");
-      if (line.rfind("id name ", 0) == 0) name_ = line.substr(8);
-      if (line == "uciok") break;
-    }
-    for (const auto& [k, v] : options) send("setoption name " + k + " value " + v);
-    send("isready");
-    wait_for("readyok", start_timeout, "isready");
+    send("uci", deadline);
+    wait_for(
+        [&](const std::string& line) {
+          if (line.rfind("id name ", 0) == 0) name_ = escape_text(line.substr(8), 80);
+          return line == "uciok";
+        },
+        deadline, start_timeout, "uci");
+    for (const auto& [k, v] : options) send("setoption name " + k + " value " + v, deadline);
+    send("isready", deadline);
+    wait_for([](const std::string& line) { return line == "readyok"; }, deadline, start_timeout, "isready");
   } catch (...) {
     shutdown();
     throw;
@@ -126,82 +231,132 @@ UciEngine::UciEngine(const std::string& command, const std::vector<std::pair<std
 
 UciEngine::~UciEngine() { shutdown(); }
 
-void UciEngine::shutdown() {
+void UciEngine::request_quit() noexcept {
   if (to_engine_ >= 0) {
-    write_all(to_engine_, "quit\n");
+    write_without_sigpipe(to_engine_, "quit\n", 5);  // not waited for: a deaf engine is killed below
     close(to_engine_);
     to_engine_ = -1;
+    quit_asked_ = Clock::now();
   }
-  if (pid_ > 0) {
-    int status = 0;
-    const auto deadline = Clock::now() + std::chrono::seconds(1);
-    while (waitpid(pid_, &status, WNOHANG) == 0) {
-      if (Clock::now() > deadline) {
-        kill(pid_, SIGKILL);
-        waitpid(pid_, &status, 0);
-        break;
-      }
-      usleep(2000);
-    }
-    pid_ = -1;
-  }
+  // Closed now, so an engine blocked writing to us gets EPIPE rather than waiting for the kill.
   if (from_engine_ >= 0) {
     close(from_engine_);
     from_engine_ = -1;
   }
 }
 
-void UciEngine::send(const std::string& line) {
-  if (!write_all(to_engine_, line + "\n"))
-    throw UciError("UCI engine " + name_ + " stopped reading its input (" + std::strerror(errno) + ")");
+void UciEngine::shutdown() noexcept {
+  if (to_engine_ >= 0) request_quit();
+  if (from_engine_ >= 0) {
+    close(from_engine_);
+    from_engine_ = -1;
+  }
+  if (pid_ <= 0) return;
+  // Waits for the leader to exit without reaping it: while it is a zombie, its process
+  // group id cannot be taken by another process, so the group kill below hits only what
+  // the engine left behind (a wrapper script's children, say).
+  const auto deadline = quit_asked_ + kQuitGrace;
+  siginfo_t info;
+  for (;;) {
+    info.si_pid = 0;
+    if (waitid(P_PID, id_t(pid_), &info, WEXITED | WNOHANG | WNOWAIT) != 0 && errno != EINTR) break;
+    if (info.si_pid == pid_ || Clock::now() > deadline) break;
+    usleep(2000);
+  }
+  kill(-pid_, SIGKILL);
+  unregister_group(pid_);
+  while (waitpid(pid_, nullptr, 0) < 0 && errno == EINTR) {
+  }
+  pid_ = -1;
 }
 
-bool UciEngine::read_some(milliseconds wait) {
-  pollfd p{from_engine_, POLLIN, 0};
-  const int ready = ::poll(&p, 1, int(wait.count()));
-  if (ready <= 0) return true;
-  char buf[4096];
-  for (;;) {
-    const ssize_t n = read(from_engine_, buf, sizeof buf);
+void UciEngine::send(const std::string& line, Clock::time_point deadline) {
+  const std::string text = line + "\n";
+  std::size_t done = 0;
+  while (done < text.size()) {
+    const ssize_t n = write_without_sigpipe(to_engine_, text.data() + done, text.size() - done);
     if (n > 0) {
-      buffer_.append(buf, std::size_t(n));
-      if (buffer_.size() > kMaxLine && buffer_.find('\n') == std::string::npos)
-        throw UciError("UCI engine " + name_ + " wrote a line longer than 64 KiB");
+      done += std::size_t(n);
       continue;
     }
-    if (n == 0) return false;
-    if (errno == EINTR) continue;
-    return true;  // EAGAIN: all read
+    if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK)
+      throw UciError("UCI engine " + name_ + " stopped reading its input (" + std::strerror(errno) + ")");
+    // The pipe is full: the engine is not reading. Wait in slices, checking for interrupts.
+    if (Clock::now() >= deadline)
+      throw UciError("UCI engine " + name_ + " stopped reading its input (" + std::to_string(text.size() - done) +
+                     " bytes not taken in time)");
+    check_interrupts();
+    pollfd p{to_engine_, POLLOUT, 0};
+    ::poll(&p, 1, millis_until(deadline, kPollSlice));
+  }
+}
+
+void UciEngine::read_some(milliseconds wait) {
+  check_interrupts();
+  if (eof_) return;
+  pollfd p{from_engine_, POLLIN, 0};
+  if (::poll(&p, 1, int(std::clamp(wait, milliseconds(0), kPollSlice).count())) <= 0) return;
+  // Lines taken are dropped here, at most once per chunk: moving the rest to the front is
+  // then linear in what was read, however many lines it held.
+  if (begin_ > 0) {
+    buffer_.erase(0, begin_);
+    scanned_ -= begin_;
+    begin_ = 0;
+  }
+  std::size_t got = 0;
+  while (got < kReadChunk) {
+    const std::size_t old = buffer_.size();
+    buffer_.resize(old + (kReadChunk - got));
+    const ssize_t n = read(from_engine_, buffer_.data() + old, kReadChunk - got);
+    buffer_.resize(old + std::size_t(std::max<ssize_t>(n, 0)));
+    if (n > 0) {
+      got += std::size_t(n);
+    } else if (n == 0) {
+      eof_ = true;
+      break;
+    } else if (errno != EINTR) {
+      break;  // EAGAIN: all read
+    }
   }
 }
 
 std::optional<std::string> UciEngine::next_line() {
-  const std::size_t nl = buffer_.find('\n');
-  if (nl == std::string::npos) return std::nullopt;
-  std::string line = buffer_.substr(0, nl);
-  buffer_.erase(0, nl + 1);
-  while (!line.empty() && (line.back() == '\r' || line.back() == ' ' || line.back() == '\t')) line.pop_back();
+  const char* data = buffer_.data();
+  const void* nl = std::memchr(data + scanned_, '\n', buffer_.size() - scanned_);
+  if (!nl) {
+    scanned_ = buffer_.size();
+    if (scanned_ - begin_ > kMaxLine) throw UciError("UCI engine " + name_ + " wrote a line longer than 64 KiB");
+    return std::nullopt;
+  }
+  const std::size_t end = std::size_t(static_cast<const char*>(nl) - data);
+  if (end - begin_ > kMaxLine) throw UciError("UCI engine " + name_ + " wrote a line longer than 64 KiB");
+  std::size_t last = end;
+  while (last > begin_ && (data[last - 1] == '\r' || data[last - 1] == ' ' || data[last - 1] == '\t')) --last;
+  std::string line(data + begin_, last - begin_);
+  begin_ = scanned_ = end + 1;
   return line;
 }
 
-std::string UciEngine::wait_for(const std::string& prefix, milliseconds timeout, const char* asked) {
-  const auto deadline = Clock::now() + timeout;
+void UciEngine::wait_for(const std::function<bool(const std::string&)>& done, Clock::time_point deadline,
+                         milliseconds timeout, const char* asked) {
   for (;;) {
+    // What one read_some took: bounded, so the deadline below is reached however much the
+    // engine writes.
     while (auto line = next_line())
-      if (line->rfind(prefix, 0) == 0) return *line;
-    const auto left = std::chrono::duration_cast<milliseconds>(deadline - Clock::now());
-    if (left.count() < 0)
+      if (done(*line)) return;
+    if (eof_) throw UciError("UCI engine " + quote_input(command_, 80) + " exited (asked \"" + asked + "\")");
+    if (Clock::now() >= deadline)
       throw UciError("UCI engine " + name_ + " did not answer \"" + asked + "\" within " +
                      std::to_string(timeout.count()) + " ms");
-    if (!read_some(std::min(left, milliseconds(100))))
-      throw UciError("UCI engine " + quote_input(command_, 80) + " exited (asked \"" + asked + "\")");
+    read_some(std::chrono::duration_cast<milliseconds>(deadline - Clock::now()));
   }
 }
 
 void UciEngine::new_game(milliseconds timeout) {
-  send("ucinewgame");
-  send("isready");
-  wait_for("readyok", timeout, "isready");
+  const auto deadline = Clock::now() + timeout;
+  send("ucinewgame", deadline);
+  send("isready", deadline);
+  wait_for([](const std::string& line) { return line == "readyok"; }, deadline, timeout, "isready");
 }
 
 // Appended piecewise: GCC 12 warns falsely (-Wrestrict) on "literal" + std::string here.
@@ -211,18 +366,19 @@ void UciEngine::go(const chess::Board& start, const std::vector<chess::Move>& mo
     position += " moves";
     for (const chess::Move m : moves) position.append(" ").append(chess::to_uci(m));
   }
-  send(position);
+  const auto deadline = Clock::now() + kWriteTimeout;
+  send(position, deadline);
   std::string go = "go";
   if (limits.nodes) go.append(" nodes ").append(std::to_string(limits.nodes));
   if (limits.movetime_ms) go.append(" movetime ").append(std::to_string(limits.movetime_ms));
   if (limits.depth) go.append(" depth ").append(std::to_string(limits.depth));
   lines_.clear();
-  send(go);
+  send(go, deadline);
 }
 
 std::optional<std::string> UciEngine::poll_bestmove(milliseconds wait) {
   const auto deadline = Clock::now() + wait;
-  for (;;) {
+  for (bool read = false;; read = true) {
     while (auto line = next_line()) {
       if (line->rfind("bestmove", 0) == 0) {
         std::string rest = line->substr(8);
@@ -230,12 +386,12 @@ std::optional<std::string> UciEngine::poll_bestmove(milliseconds wait) {
         rest = b == std::string::npos ? "" : rest.substr(b);
         return rest.substr(0, rest.find(' '));
       }
-      if (lines_.size() < 64) lines_.push_back(std::move(*line));
+      if (lines_.size() < 64) lines_.push_back(escape_text(*line, 200));
     }
-    const auto left = std::chrono::duration_cast<milliseconds>(deadline - Clock::now());
-    if (!read_some(std::max(left, milliseconds(0))))
-      throw UciError("UCI engine " + name_ + " exited in the middle of a move");
-    if (Clock::now() >= deadline && buffer_.find('\n') == std::string::npos) return std::nullopt;
+    if (eof_) throw UciError("UCI engine " + name_ + " exited in the middle of a move");
+    // At least one chunk read per call; the rest waits for the next call once the time is up.
+    if (read && Clock::now() >= deadline) return std::nullopt;
+    read_some(std::chrono::duration_cast<milliseconds>(deadline - Clock::now()));
   }
 }
 

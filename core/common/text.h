@@ -81,4 +81,31 @@ inline std::string quote_input(std::string_view s, std::size_t max_chars) {
   return out + "\"";
 }
 
+// Text from another program (a UCI engine's name, say) made fit to store and to show: whole
+// UTF-8 characters are copied, every control byte and every byte that is not part of a
+// well-formed UTF-8 character is written \xNN, and after max_chars characters (an escape
+// counts as one) the rest is replaced by "...". Text that is valid UTF-8 without control
+// bytes comes back unchanged, so escaping twice changes nothing.
+inline std::string escape_text(std::string_view s, std::size_t max_chars = std::string_view::npos) {
+  static const char kHex[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(s.size() < 256 ? s.size() : 256);
+  std::size_t i = 0;
+  for (std::size_t shown = 0; i < s.size() && shown < max_chars; ++shown) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    const std::size_t n = utf8_char_length(s, i);
+    if (n == 0 || c < 0x20 || c == 0x7F) {
+      out += "\\x";
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+      ++i;
+    } else {
+      out.append(s.substr(i, n));
+      i += n;
+    }
+  }
+  if (i < s.size()) out += "...";
+  return out;
+}
+
 }  // namespace pgmate

@@ -2,7 +2,14 @@
 // misbehaving fakes), openings.
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <chrono>
+#include <condition_variable>
+#include <mutex>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -10,6 +17,7 @@
 #include <set>
 #include <stdexcept>
 #include <string>
+#include <thread>
 
 #include "arena/match.h"
 #include "arena/openings.h"
@@ -18,6 +26,8 @@
 #include "chess/fen.h"
 #include "chess/game.h"
 #include "chess/notation.h"
+#include "common/json.h"
+#include "common/text.h"
 
 namespace pgmate::arena {
 namespace {
@@ -267,6 +277,273 @@ TEST(Match, EnginesThatCannotStartFailTheMatchClearly) {
       << gone;
   EXPECT_THROW(MatchRunner(config, parse_player_spec("net:1:10"), parse_player_spec("random"), start_position_opening()),
                std::invalid_argument);
+}
+
+
+// ---- engines that misbehave on purpose: floods, deaf engines, wrapper scripts, stray
+// descriptors, text that is not UTF-8
+
+using Clock = std::chrono::steady_clock;
+
+std::string fake(const std::string& mode) { return "/bin/sh " + kFakeEngine + " " + mode; }
+
+double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+// Runs f; a regression here is a hang, so past `limit` the engines are killed and the
+// test program ends with a message instead of blocking the suite.
+template <class F>
+void within(std::chrono::seconds limit, F&& f) {
+  std::mutex m;
+  std::condition_variable cv;
+  bool done = false;
+  std::thread watchdog([&] {
+    std::unique_lock lock(m);
+    if (!cv.wait_for(lock, limit, [&] { return done; })) {
+      std::fprintf(stderr, "hung for %lld s: killing the engines and giving up\n", (long long)limit.count());
+      kill_live_engine_groups();
+      std::_Exit(1);
+    }
+  });
+  try {
+    f();
+  } catch (...) {
+    { std::lock_guard lock(m); done = true; }
+    cv.notify_all();
+    watchdog.join();
+    throw;
+  }
+  { std::lock_guard lock(m); done = true; }
+  cv.notify_all();
+  watchdog.join();
+}
+
+struct Stopped {};  // what the interrupt checks below throw
+
+// An interrupt check that fires once `after` has passed, counting its calls.
+InterruptCheck interrupt_after(std::chrono::milliseconds after, int* calls = nullptr) {
+  const auto at = Clock::now() + after;
+  return [at, calls] {
+    if (calls) ++*calls;
+    if (Clock::now() >= at) throw Stopped{};
+  };
+}
+
+std::string start_error(const std::string& command, std::chrono::milliseconds timeout,
+                        const std::vector<std::pair<std::string, std::string>>& options = {}) {
+  try {
+    UciEngine engine(command, options, timeout);
+  } catch (const UciError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+bool valid_utf8_without_controls(const std::string& s) {
+  for (std::size_t i = 0; i < s.size();) {
+    const std::size_t n = utf8_char_length(s, i);
+    if (n == 0 || static_cast<unsigned char>(s[i]) < 0x20) return false;
+    i += n;
+  }
+  return true;
+}
+
+// A process group with no running process left in it (zombies wait for whoever reaps
+// orphans, which may take a while).
+bool group_gone(pid_t group) {
+  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+    std::ifstream in(entry.path() / "stat");
+    std::string stat;
+    if (!std::getline(in, stat)) continue;
+    const std::size_t close = stat.rfind(')');  // the program's name may hold anything
+    if (close == std::string::npos) continue;
+    char state = 0;
+    long ppid = 0, pgid = 0;
+    if (std::sscanf(stat.c_str() + close + 1, " %c %ld %ld", &state, &ppid, &pgid) == 3 && pgid == group && state != 'Z')
+      return false;
+  }
+  return true;
+}
+
+bool wait_group_gone(pid_t group, std::chrono::milliseconds limit) {
+  const auto until = Clock::now() + limit;
+  while (!group_gone(group)) {
+    if (Clock::now() > until) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return true;
+}
+
+// Lines arriving without end during the handshake: the start deadline still holds, and
+// the message gives the start timeout, not what was left of it.
+TEST(UciEngine, AHandshakeFloodEndsAtTheStartDeadline) {
+  within(std::chrono::seconds(30), [] {
+    for (const char* mode : {"hsflood", "slowflood"}) {
+      SCOPED_TRACE(mode);
+      const auto t0 = Clock::now();
+      const std::string error = start_error(fake(mode), std::chrono::milliseconds(1000));
+      EXPECT_LT(seconds_since(t0), 2.5);
+      EXPECT_NE(error.find("did not answer \"uci\" within 1000 ms"), std::string::npos) << error;
+    }
+  });
+}
+
+// The caller's interrupt check runs while an engine floods, so a cancel ends the wait
+// long before the engine's own deadline.
+TEST(UciEngine, AnInterruptEndsAFloodingHandshake) {
+  within(std::chrono::seconds(30), [] {
+    const auto t0 = Clock::now();
+    int calls = 0;
+    EXPECT_THROW(UciEngine(fake("hsflood"), {}, std::chrono::seconds(60), interrupt_after(std::chrono::milliseconds(300), &calls)),
+                 Stopped);
+    EXPECT_LT(seconds_since(t0), 2.0);
+    EXPECT_GT(calls, 1);
+    EXPECT_EQ(live_engine_groups(), 0);
+  });
+}
+
+// An engine that floods info lines after go loses the game at its move deadline; with an
+// interrupt check, the match stops when asked, whatever the flood.
+TEST(UciEngine, AnInfoFloodForfeitsOrIsInterrupted) {
+  within(std::chrono::seconds(60), [] {
+    MatchConfig config;
+    config.parallel = 2;
+    config.max_plies = 20;
+    config.uci_move_deadline = std::chrono::milliseconds(500);
+    auto t0 = Clock::now();
+    const auto games = play("uci:" + fake("flood"), "random", 2, config);
+    EXPECT_LT(seconds_since(t0), 8.0);
+    for (const auto& g : games) EXPECT_NE(g.termination.find("gave no move within 500 ms"), std::string::npos) << g.termination;
+
+    config.uci_move_deadline = std::chrono::seconds(60);
+    config.interrupt_check = interrupt_after(std::chrono::milliseconds(500));
+    t0 = Clock::now();
+    EXPECT_THROW(
+        {
+          MatchRunner runner(config, parse_player_spec("uci:" + fake("flood")), parse_player_spec("random"),
+                             start_position_opening());
+          runner.run(first(2), [](MatchGame&) {});
+        },
+        Stopped);
+    EXPECT_LT(seconds_since(t0), 2.5);  // the interrupt, and every engine stopped
+    EXPECT_EQ(live_engine_groups(), 0);
+  });
+}
+
+// An engine that stops reading: writes do not block. Options beyond a pipe's 64 KiB fail
+// at the start deadline; a long position line gives way to an interrupt.
+TEST(UciEngine, AnEngineThatStopsReadingCannotBlockWrites) {
+  within(std::chrono::seconds(30), [] {
+    auto t0 = Clock::now();
+    const std::string error =
+        start_error(fake("deaf"), std::chrono::milliseconds(1000),
+                    {{"OptA", std::string(40000, 'x')}, {"OptB", std::string(40000, 'y')}, {"OptC", std::string(40000, 'z')}});
+    EXPECT_LT(seconds_since(t0), 2.5);
+    EXPECT_NE(error.find("stopped reading its input"), std::string::npos) << error;
+
+    UciEngine engine(fake("deafmove"), {}, std::chrono::seconds(5), interrupt_after(std::chrono::milliseconds(1500)));
+    const chess::Board start = chess::parse_fen("startpos");
+    std::vector<chess::Move> moves;
+    const chess::Move knight_out = chess::parse_uci(start, "g1f3");
+    for (int i = 0; i < 20000; ++i) moves.push_back(knight_out);  // about 100 KB of "position ... moves"
+    t0 = Clock::now();
+    EXPECT_THROW(engine.go(start, moves, UciLimits{}), Stopped);
+    EXPECT_LT(seconds_since(t0), 2.5);
+  });
+}
+
+// A wrapper script's children are in the engine's process group and go with it; so do the
+// engines of a match, in parallel.
+TEST(UciEngine, TheWholeProcessGroupIsStopped) {
+  within(std::chrono::seconds(30), [] {
+    pid_t group;
+    {
+      UciEngine engine(fake("wrapper"), {}, std::chrono::seconds(5));
+      group = engine.pid();
+      EXPECT_EQ(live_engine_groups(), 1);
+      engine.go(chess::parse_fen("startpos"), {}, UciLimits{});  // now stuck in a sleep
+    }
+    EXPECT_TRUE(wait_group_gone(group, std::chrono::milliseconds(500))) << "a process of group " << group << " is left";
+    EXPECT_EQ(live_engine_groups(), 0);
+
+    // The registry's kill, for a process that ends without unwinding.
+    {
+      UciEngine engine(fake("wrapper"), {}, std::chrono::seconds(5));
+      group = engine.pid();
+      kill_live_engine_groups();
+      EXPECT_THROW(engine.poll_bestmove(std::chrono::milliseconds(2000)), UciError);  // it died
+      EXPECT_TRUE(wait_group_gone(group, std::chrono::milliseconds(500)));
+    }
+
+    // Eight stuck engines stop within about one second of grace together.
+    MatchConfig config;
+    config.parallel = 8;
+    config.interrupt_check = interrupt_after(std::chrono::milliseconds(500));
+    const auto t0 = Clock::now();
+    EXPECT_THROW(
+        {
+          MatchRunner runner(config, parse_player_spec("uci:" + fake("stuck")), parse_player_spec("random"),
+                             start_position_opening());
+          runner.run(first(8), [](MatchGame&) {});
+        },
+        Stopped);
+    EXPECT_LT(seconds_since(t0), 3.0);
+    EXPECT_EQ(live_engine_groups(), 0);
+  });
+}
+
+// An engine inherits its pipes and /dev/null, never the caller's files or sockets (a
+// backend's client connection, its data files).
+TEST(UciEngine, AnEngineInheritsNoOtherDescriptor) {
+  const std::string path = (std::filesystem::temp_directory_path() / ("pgmate-fd-" + std::to_string(getpid()))).string();
+  const int file = open(path.c_str(), O_CREAT | O_RDWR, 0600);  // without O_CLOEXEC on purpose
+  ASSERT_GE(file, 0);
+  int sockets[2];
+  ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, sockets), 0);
+  within(std::chrono::seconds(30), [&] {
+    UciEngine engine(fake("fds"), {}, std::chrono::seconds(5));
+    engine.go(chess::parse_fen("startpos"), {}, UciLimits{});
+    ASSERT_TRUE(engine.poll_bestmove(std::chrono::milliseconds(5000)).has_value());
+    std::string listing;
+    for (const std::string& line : engine.last_lines()) listing += line + "\n";
+    EXPECT_NE(listing.find("fd 0 pipe:"), std::string::npos) << listing;
+    EXPECT_NE(listing.find("fd 2 /dev/null"), std::string::npos) << listing;
+    EXPECT_EQ(listing.find(path), std::string::npos) << listing;
+    EXPECT_EQ(listing.find("socket:"), std::string::npos) << listing;
+  });
+  close(sockets[0]);
+  close(sockets[1]);
+  close(file);
+  std::filesystem::remove(path);
+}
+
+TEST(EngineText, BytesThatAreNotUtf8AreEscaped) {
+  EXPECT_EQ(escape_text("Evil\xff\xfe" "Engine"), "Evil\\xff\\xfeEngine");
+  EXPECT_EQ(escape_text("caf\xc3\xa9 \xe2\x99\x9e"), "caf\xc3\xa9 \xe2\x99\x9e");  // valid UTF-8 unchanged
+  EXPECT_EQ(escape_text(std::string("a\0b\tc", 5)), "a\\x00b\\x09c");
+  EXPECT_EQ(escape_text("\xc3"), "\\xc3");  // a character cut short
+  EXPECT_EQ(escape_text(escape_text("x\xff")), escape_text("x\xff"));
+  EXPECT_EQ(escape_text("abcdef", 3), "abc...");
+  EXPECT_EQ(json_string("a\xff\"\xc3\xa9"), "\"a\\\\xff\\\"\xc3\xa9\"");
+  EXPECT_TRUE(valid_utf8_without_controls(json_string("\xed\xa0\x80\xf4\x90\x80\x80\xc0\xaf")));
+}
+
+// An engine's name and its moves are quoted into forfeit messages: as valid UTF-8, so the
+// games can be stored, shown and dumped.
+TEST(UciEngine, EngineTextThatIsNotUtf8IsEscapedInForfeits) {
+  within(std::chrono::seconds(30), [] {
+    MatchConfig config;
+    config.parallel = 1;
+    config.max_plies = 20;
+    const auto badname = play("uci:" + fake("badname"), "random", 2, config);
+    const auto badmove = play("uci:" + fake("badmove"), "random", 2, config);
+    for (const auto* games : {&badname, &badmove})
+      for (const auto& g : *games) {
+        EXPECT_EQ(g.termination.rfind("forfeit: ", 0), 0u) << g.termination;
+        EXPECT_TRUE(valid_utf8_without_controls(g.termination)) << g.termination;
+      }
+    EXPECT_NE(badname[0].termination.find("Evil\\xff\\xfeEngine"), std::string::npos) << badname[0].termination;
+    EXPECT_NE(badmove[0].termination.find("illegal move \"\\xff\\xfe\""), std::string::npos) << badmove[0].termination;
+  });
 }
 
 }  // namespace
