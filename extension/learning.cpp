@@ -72,6 +72,7 @@ PGMATE_FUNCTION(learning_chart) {
   const std::uint64_t n = SPI_processed;
   pg::pg_call([&] {
     for (std::uint64_t i = 0; i < n; ++i) {
+      CHECK_FOR_INTERRUPTS();
       HeapTuple row = SPI_tuptable->vals[i];
       TupleDesc desc = SPI_tuptable->tupdesc;
       bool is_null = false;

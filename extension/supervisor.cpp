@@ -14,6 +14,7 @@
 
 #include "guard.h"
 #include "position_index.h"
+#include "training_rows.h"
 #include "worker_link.h"
 
 extern "C" {
@@ -194,6 +195,9 @@ void _PG_init(void) {
                           "Memory the search trees of one CALL pgmate.selfplay may take.", nullptr,
                           &pgmate::pg::selfplay_tree_memory_mb, 1024, 1, 1 << 20, PGC_SUSET, GUC_UNIT_MB, nullptr,
                           nullptr, nullptr);
+  DefineCustomIntVariable("pgmate.train_max_rows",
+                          "The most rows, training and held-out together, one training holds in memory.", nullptr,
+                          &pgmate::pg::train_max_rows, 10000000, 1, INT_MAX, PGC_SUSET, 0, nullptr, nullptr, nullptr);
   DefineCustomBoolVariable("pgmate.position_index_deferred_merges",
                            "Inserts into pgmate.games leave their position index runs unmerged until "
                            "pgmate.position_index_merge() (for bulk imports).",

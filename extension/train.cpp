@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -56,16 +57,21 @@ void execute(const char* sql, const std::vector<Oid>& types, const std::vector<D
   });
 }
 
-// The rows of a query, encoded as the worker's samples, in their fixed order.
-worker::SampleSet read_samples(const std::string& query, const char* what) {
+// The first `take` rows of a query (all when it has fewer), encoded as the worker's samples,
+// in their fixed order. They are held in this backend's memory, outside work_mem, so more
+// than `room` of them is refused before the next one is read.
+worker::SampleSet read_samples(const std::string& query, const char* what, std::int64_t take, std::int64_t room,
+                               const std::string& room_shared_with = "") {
   worker::SampleSet set;
   pg::TrainingRows rows(query, true, what);
   pg::TrainingRow row;
-  worker::protocol::Writer w;
-  while (rows.next(row)) {
-    w.bytes().clear();
-    worker::protocol::encode_train_sample(w, row.sample);
-    set.add(w.bytes());
+  while (std::int64_t(set.size()) < take && rows.next(row)) {
+    if (std::int64_t(set.size()) >= room)
+      throw pg::SqlError(ERRCODE_PROGRAM_LIMIT_EXCEEDED,
+                         std::string(what) + ": more than " + std::to_string(room) + " rows" + room_shared_with +
+                             "; pgmate.train_max_rows (" + std::to_string(pg::train_max_rows) +
+                             ") is the most one training holds in memory");
+    set.add(row.encoded);
   }
   rows.close();
   if (set.size() == 0)
@@ -183,9 +189,15 @@ PGMATE_FUNCTION(train_procedure) {
     }
   }
 
-  const worker::SampleSet samples = read_samples(data, "training data");
+  // The held-out rows share the limit with the training rows; only the ones measured are read.
+  const std::int64_t max_rows = pg::train_max_rows;
+  const worker::SampleSet samples =
+      read_samples(data, "training data", std::numeric_limits<std::int64_t>::max(), max_rows);
   std::optional<worker::SampleSet> holdout;
-  if (!settings.holdout.empty()) holdout = read_samples(settings.holdout, "holdout");
+  if (!settings.holdout.empty())
+    holdout = read_samples(settings.holdout, "holdout", settings.holdout_limit,
+                           max_rows - std::int64_t(samples.size()),
+                           " besides the " + std::to_string(samples.size()) + " training rows");
 
   // The optimizer to go on from, read before the run is made (a bad run id stores nothing).
   std::optional<std::string> optimizer_state;
@@ -317,6 +329,7 @@ PGMATE_FUNCTION(training_chart) {
   const std::uint64_t n = SPI_processed;
   pg::pg_call([&] {
     for (std::uint64_t i = 0; i < n; ++i) {
+      CHECK_FOR_INTERRUPTS();
       HeapTuple row = SPI_tuptable->vals[i];
       TupleDesc desc = SPI_tuptable->tupdesc;
       bool is_null = false;

@@ -132,11 +132,8 @@ PGMATE_FUNCTION(training_samples) {
   {
     pg::TrainingRows rows(query, true);
     pg::TrainingRow row;
-    worker::protocol::Writer w;
     while (rows.next(row)) {
-      w.bytes().clear();
-      worker::protocol::encode_train_sample(w, row.sample);
-      const worker::protocol::Bytes& b = w.bytes();
+      const worker::protocol::Bytes& b = row.encoded;
       pg::pg_call([&] {
         // Made in the result's memory: SPI's goes away with SPI_finish.
         MemoryContext old = MemoryContextSwitchTo(rsinfo->econtext->ecxt_per_query_memory);

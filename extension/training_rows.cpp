@@ -18,6 +18,8 @@ extern "C" {
 
 namespace pgmate::pg {
 
+int train_max_rows = 10000000;
+
 namespace {
 
 constexpr long kChunk = 1024;
@@ -210,6 +212,7 @@ bool TrainingRows::next(TrainingRow& out) {
   // Each target must be a legal move of the position (taken with the board's own kind bits).
   chess::MoveList legal;
   chess::legal_moves(s.history.front(), legal);
+  std::vector<bool> given(std::size_t(legal.size), false);
   double total = 0;
   for (std::size_t k = 0; k < moves.size(); ++k) {
     const chess::Move want = chess::board_free(moves[k]);
@@ -217,6 +220,8 @@ bool TrainingRows::next(TrainingRow& out) {
                                          [&](chess::Move m) { return chess::board_free(m) == want; });
     if (at == legal.moves + legal.size)
       bad_row("the target move " + chess::to_uci(want) + " is not legal in " + chess::to_fen(s.history.front()));
+    if (given[std::size_t(at - legal.moves)]) bad_row("the target move " + chess::to_uci(want) + " is given twice");
+    given[std::size_t(at - legal.moves)] = true;
     if (!(probs[k] >= 0) || !std::isfinite(probs[k]))
       bad_row("the policy value for " + chess::to_uci(want) + " must be a number >= 0");
     if (probs[k] > 0) {
@@ -255,6 +260,17 @@ bool TrainingRows::next(TrainingRow& out) {
     if (!is_null) s.weight = float(number(w, SPI_gettypeid(desc, c.weight)));
     if (!(s.weight >= 0) || !std::isfinite(s.weight)) bad_row("weight must be a number >= 0");
   }
+  // The encoder checks the values as the worker gets them, as real: 1e300 is infinite there,
+  // 1e-320 is 0.
+  worker::protocol::Writer w;
+  try {
+    worker::protocol::encode_train_sample(w, s);
+  } catch (const worker::protocol::ProtocolError& e) {
+    constexpr std::string_view kPrefix = "training sample: ";
+    const std::string_view why = e.what();
+    bad_row(std::string(why.substr(why.starts_with(kPrefix) ? kPrefix.size() : 0)));
+  }
+  out.encoded = std::move(w.bytes());
   return true;
 }
 

@@ -10,7 +10,9 @@
 //   weight real                   the row's weight (default 1)
 // A missing column or one of the wrong type is SQLSTATE 42804 naming it, before any row is
 // read; a bad row (NULL board, a target move that is not legal, ...) is 22023 naming its
-// number. Needs an SPI connection; the cursor lives until the reader is destroyed or the
+// number, and so is a row the worker's encoder refuses (a value beyond real's range, a target
+// move given twice, ...): whoever reads rows here refuses what training refuses. Needs an
+// SPI connection; the cursor lives until the reader is destroyed or the
 // transaction ends.
 #pragma once
 
@@ -26,9 +28,14 @@ extern "C" {
 
 namespace pgmate::pg {
 
+// pgmate.train_max_rows: the most rows (training and held-out together) one training holds
+// in backend memory, about 160 bytes each with a one-hot target.
+extern int train_max_rows;
+
 struct TrainingRow {
   worker::protocol::TrainSample sample;  // targets as given (not normalised)
   bool has_value = false;                // z or wdl was there (else sample.wdl is a draw)
+  worker::protocol::Bytes encoded;       // the sample as protocol::encode_train_sample writes it
 };
 
 class TrainingRows {

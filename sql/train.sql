@@ -48,6 +48,19 @@ CALL pgmate.train(:net, NULL, 10);
 CALL pgmate.train(-1, 'SELECT board, played, z FROM train_rows', 10);
 CALL pgmate.train(:net, 'SELECT board, ''e2e5''::move AS played, z FROM train_rows', 10);
 CALL pgmate.train(:net, 'SELECT board, played, z FROM train_rows', 10, '{"holdout": "SELECT 1 AS board"}');
+-- a target move given twice, and values that overflow real (the targets' type): the row named
+CALL pgmate.train(:net, $q$SELECT 'startpos'::board AS board, '{e2e4,e2e4}'::move[] AS moves, '{0.5,0.5}'::real[] AS policy,
+                               0 AS z FROM generate_series(1, 8)$q$, 2, '{"batch": 4}');
+CALL pgmate.train(:net, $q$SELECT 'startpos'::board AS board, 'e2e4'::move AS played, ARRAY[1e300::float8, 0, 0] AS wdl$q$, 2);
+-- more rows than pgmate.train_max_rows allows in memory: 54000, refused while reading, and
+-- held-out rows count too
+SET pgmate.train_max_rows = 10;
+CALL pgmate.train(:net, 'SELECT board, played, z FROM train_rows', 10);
+\echo :LAST_ERROR_SQLSTATE
+CALL pgmate.train(:net, 'SELECT board, played, z FROM train_rows LIMIT 8', 10,
+                  '{"holdout": "SELECT board, played, z FROM train_rows"}');
+\echo :LAST_ERROR_SQLSTATE
+RESET pgmate.train_max_rows;
 SELECT count(*) AS runs FROM pgmate.training_runs;
 
 -- a run: 40 steps, a log row every 10 (and one before the first step), held-out rows measured
@@ -137,9 +150,32 @@ SELECT status, error LIKE '%not finite%' AS not_finite, new_network IS NULL AS n
        steps_done < 50 AS stopped_early
   FROM pgmate.training_runs r ORDER BY id DESC LIMIT 1;
 
+-- of the holdout query only the first holdout_limit rows are read (one fetch): its division
+-- by zero thousands of rows on is never reached, nor the limit on rows held
+SET pgmate.train_max_rows = 2000;
+SET client_min_messages = warning;
+CALL pgmate.train(:net, 'SELECT board, played, z FROM train_rows', 1,
+                  '{"batch": 4, "log_every": 1, "name": "holdout limited", "holdout_limit": 3,
+                    "holdout": "SELECT board, played, z FROM train_rows, generate_series(1, 100000) g WHERE 1 / (g - 5000) IS NOT NULL"}') \gset
+RESET client_min_messages;
+RESET pgmate.train_max_rows;
+SELECT step, holdout_positions FROM pgmate.training_log WHERE network = :new_network ORDER BY step;
+
+-- log rows planted with steps two neighbouring large doubles apart: the chart is still a
+-- small SVG with round ticks (a loop stepping from one to the other used to never end)
+INSERT INTO pgmate.training_runs (network_id, data, steps, settings, samples, data_sha256)
+  VALUES (:net, 'planted', 1, '{}', 1, 'x') RETURNING id AS planted_run \gset
+INSERT INTO pgmate.training_progress (run_id, step, samples, policy_loss, accuracy)
+  VALUES (:planted_run, 100000000000000000, 0, 1, 0.5), (:planted_run, 100000000000000016, 0, 1, 0.5);
+SET statement_timeout = '30s';
+SELECT chart LIKE '<svg%</svg>' || chr(10) AS chart, length(chart) < 20000 AS small,
+       chart LIKE '%>100000000000000000<%' AS round_ticks
+  FROM pgmate.training_chart(:net) chart;
+RESET statement_timeout;
+
 -- clean up: the next suites count runs and networks of their own
 DROP TABLE train_rows;
 TRUNCATE pgmate.training_runs, pgmate.training_checkpoints, pgmate.training_progress, pgmate.learning_iterations;
 UPDATE pgmate.networks SET parent_id = NULL WHERE parent_id IS NOT NULL;
-DELETE FROM pgmate.networks WHERE name IN ('to train', 'trained', 'resumed', 'carried', 'cold');
+DELETE FROM pgmate.networks WHERE name IN ('to train', 'trained', 'resumed', 'carried', 'cold', 'holdout limited');
 DELETE FROM pgmate.games WHERE id > :before;

@@ -61,6 +61,12 @@ SELECT * FROM pgmate.network_accuracy(:net, 'SELECT board, ARRAY[played] AS move
 SELECT * FROM pgmate.network_accuracy(:net, 'SELECT ''startpos''::board AS board, ''e2e5''::move AS played');
 SELECT * FROM pgmate.network_accuracy(:net, 'DELETE FROM pgmate.games');
 SELECT * FROM pgmate.network_accuracy(:net, 'SELECT nonsense FROM');
+-- rows training refuses are refused here too, with its messages: values that overflow real
+-- (its targets' type) or vanish in it, and a target move given twice
+SELECT * FROM pgmate.network_accuracy(:net, $q$SELECT 'startpos'::board AS board, 'e2e4'::move AS played, ARRAY[1e300::float8, 0, 0] AS wdl$q$);
+SELECT * FROM pgmate.network_accuracy(:net, $q$SELECT 'startpos'::board AS board, '{e2e4}'::move[] AS moves, ARRAY[1e-320::float8] AS policy$q$);
+SELECT * FROM pgmate.network_accuracy(:net, $q$SELECT 'startpos'::board AS board, '{e2e4,d2d4}'::move[] AS moves, ARRAY[1e300::float8, 1] AS policy$q$);
+SELECT * FROM pgmate.network_accuracy(:net, $q$SELECT 'startpos'::board AS board, '{e2e4,e2e4}'::move[] AS moves, '{0.5,0.5}'::real[] AS policy$q$);
 \set VERBOSITY default
 SELECT count(*) AS games_kept FROM pgmate.games;
 
