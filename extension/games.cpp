@@ -109,16 +109,19 @@ PGMATE_FUNCTION(pgn_games) {
   if (on_error != "fail" && on_error != "skip")
     throw pg::SqlError(ERRCODE_INVALID_PARAMETER_VALUE,
                        "on_error must be 'fail' or 'skip', not " + quote_input(on_error, 40));
-  chess::PgnReader reader(on_error == "skip" ? chess::PgnErrorMode::kSkip : chess::PgnErrorMode::kFail);
+  // Cancel is checked every few thousand tokens, and before each game is stored: a slice of
+  // hostile text (one game of many tags, say) is never read uncancellably.
+  chess::PgnReader reader(on_error == "skip" ? chess::PgnErrorMode::kSkip : chess::PgnErrorMode::kFail,
+                          pg::check_for_interrupts);
   pg::pg_call([&] { InitMaterializedSRF(fcinfo, 0); });
   ReturnSetInfo* rsinfo = reinterpret_cast<ReturnSetInfo*>(fcinfo->resultinfo);
   const Oid move_type = pg::column_element_type(rsinfo->setDesc, 2);
 
-  // Feed in slices so a long import can be cancelled.
   constexpr size_t kSlice = 1 << 20;
   chess::PgnGame game;
   auto emit_ready_games = [&] {
     while (reader.next(game)) {
+      pg::check_for_interrupts();
       const std::string json = chess::tags_json(game.tags);
       std::vector<Datum> moves;
       moves.reserve(game.moves.size());

@@ -150,9 +150,31 @@ struct Token {
   int line;
 };
 
+long TagNames::find(const PgnTags& tags, std::string_view name) {
+  if (size_ <= kScanned) {
+    for (std::size_t i = 0; i < size_; ++i) {
+      ++work_;
+      if (tags[i].first == name) return long(i);
+    }
+    return -1;
+  }
+  ++work_;
+  const auto at = index_.find(name);
+  return at == index_.end() ? -1 : long(at->second);
+}
+
+void TagNames::add(const PgnTags& tags) {
+  ++size_;
+  if (size_ <= kScanned) return;
+  for (std::size_t i = index_.empty() ? 0 : size_ - 1; i < size_; ++i) {
+    ++work_;
+    index_.emplace(tags[i].first, i);
+  }
+}
+
 class PgnParser {
  public:
-  explicit PgnParser(PgnErrorMode mode) : mode_(mode) {}
+  PgnParser(PgnErrorMode mode, std::function<void()> poll = {}) : mode_(mode), poll_(std::move(poll)) {}
 
   // Reads data[pos..] until a game is complete; false when data is used up (and, when
   // `finished`, the end of input has been dealt with). Throws PgnError in kFail mode.
@@ -202,6 +224,9 @@ class PgnParser {
   std::string tag_result() const;
 
   PgnErrorMode mode_;
+  std::function<void()> poll_;
+  static constexpr int kTokensPerPoll = 4096;
+  int tokens_until_poll_ = kTokensPerPoll;
 
   // Lexer state.
   Lex lex_ = Lex::kNormal;
@@ -222,6 +247,7 @@ class PgnParser {
   State state_ = State::kBetween;
   TagStep tag_step_ = TagStep::kOpen;
   std::string tag_name_, tag_value_;
+  TagNames tag_names_;  // of game_.tags
   int fen_line_ = 0;
   PgnGame game_;
   Board board_{};
@@ -610,6 +636,10 @@ bool is_result_token(const Token& t) {
 }  // namespace
 
 void PgnParser::on_token(const Token& t) {
+  if (poll_ && --tokens_until_poll_ == 0) {
+    tokens_until_poll_ = kTokensPerPoll;
+    poll_();
+  }
   switch (state_) {
     case State::kBetween: between(t); break;
     case State::kTags: in_tags(t); break;
@@ -624,6 +654,7 @@ void PgnParser::begin_game() {
   game_.number = ++games_;
   game_.moves.reserve(128);
   game_.tags.reserve(16);  // the Seven Tag Roster and some more, without regrowing
+  tag_names_.clear();
   depth_ = 0;
   fen_line_ = 0;
 }
@@ -681,14 +712,18 @@ void PgnParser::in_tags(const Token& t) {
       if (t.type != Tok::kRBracket)
         return fail("tag " + tag_name_, "expected ']' after the value, found " + quoted(t.text), t.line);
       // Keeping either value would silently drop the other.
-      if (const std::string* earlier = game_.tag(tag_name_))
-        return fail("tag " + tag_name_, "given twice (" + quoted(*earlier) + ", then " + quoted(tag_value_) + ")",
+      if (const long earlier = tag_names_.find(game_.tags, tag_name_); earlier >= 0)
+        return fail("tag " + tag_name_,
+                    "given twice (" + quoted(game_.tags[std::size_t(earlier)].second) + ", then " +
+                        quoted(tag_value_) + ")",
                     t.line);
       if (tag_name_ == "FEN") fen_line_ = t.line;
       // The roster's "unknown" is what to_pgn writes for a missing tag: read back as missing,
       // so that a game exported and imported again is the same game.
-      if (!is_unknown_roster_value(tag_name_, tag_value_))
+      if (!is_unknown_roster_value(tag_name_, tag_value_)) {
         game_.tags.emplace_back(std::move(tag_name_), std::move(tag_value_));
+        tag_names_.add(game_.tags);
+      }
       tag_name_.clear();
       tag_value_.clear();
       tag_step_ = TagStep::kOpen;
@@ -859,7 +894,8 @@ std::string PgnParser::tag_result() const {
 
 // ---------------------------------------------------------------- PgnReader
 
-PgnReader::PgnReader(PgnErrorMode mode) : parser_(std::make_unique<detail::PgnParser>(mode)) {}
+PgnReader::PgnReader(PgnErrorMode mode, std::function<void()> poll)
+    : parser_(std::make_unique<detail::PgnParser>(mode, std::move(poll))) {}
 PgnReader::~PgnReader() = default;
 PgnReader::PgnReader(PgnReader&&) noexcept = default;
 PgnReader& PgnReader::operator=(PgnReader&&) noexcept = default;
@@ -939,11 +975,12 @@ std::string to_pgn(const PgnTags& tags, const Board& start, const std::vector<Mo
                    std::string_view result) {
   if (!is_result(result))
     throw std::invalid_argument("to_pgn: result " + quoted(result) + " must be 1-0, 0-1, 1/2-1/2 or *");
+  detail::TagNames names;
   for (size_t i = 0; i < tags.size(); ++i) {
     check_tag_name(tags[i].first);
-    for (size_t j = 0; j < i; ++j)  // the reader refuses a repeated tag
-      if (tags[j].first == tags[i].first)
-        throw std::invalid_argument("to_pgn: tag " + quoted(tags[i].first) + " is given twice");
+    if (names.find(tags, tags[i].first) >= 0)  // the reader refuses a repeated tag
+      throw std::invalid_argument("to_pgn: tag " + quoted(tags[i].first) + " is given twice");
+    names.add(tags);
   }
 
   auto find = [&](std::string_view name) -> const std::string* {

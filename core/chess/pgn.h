@@ -31,9 +31,12 @@
 // lines of at most 79 characters).
 #pragma once
 
+#include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -86,7 +89,35 @@ enum class PgnErrorMode {
 
 namespace detail {
 class PgnParser;
-}
+
+// A game's tag names as they are read, for the "given twice" check: looked through one by
+// one while there are few, through a hash index beyond, so that n tags cost O(n) and not
+// O(n^2) however many hostile input gives a game.
+class TagNames {
+ public:
+  void clear() {
+    index_.clear();
+    size_ = 0;
+  }
+  // The index of the tag named `name` among tags[0, size()), or -1.
+  long find(const PgnTags& tags, std::string_view name);
+  // Takes tags[size()] in (the same list as find()'s).
+  void add(const PgnTags& tags);
+  std::size_t size() const { return size_; }
+  // Names compared or looked up in the index so far: the work done.
+  std::uint64_t work() const { return work_; }
+
+ private:
+  static constexpr std::size_t kScanned = 16;
+  struct Hash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>()(s); }
+  };
+  std::unordered_map<std::string, std::size_t, Hash, std::equal_to<>> index_;
+  std::size_t size_ = 0;
+  std::uint64_t work_ = 0;
+};
+}  // namespace detail
 
 // Incremental reader:
 //   PgnReader r;  while (read a chunk) { r.feed(chunk); while (r.next(g)) use(g); }
@@ -99,7 +130,9 @@ class PgnParser;
 // caller that catches it may call next() again to go on with the following games.
 class PgnReader {
  public:
-  explicit PgnReader(PgnErrorMode mode = PgnErrorMode::kFail);
+  // `poll` (when given) is called every few thousand tokens while reading; it may throw
+  // (query cancel), after which the reader is not used again.
+  explicit PgnReader(PgnErrorMode mode = PgnErrorMode::kFail, std::function<void()> poll = {});
   ~PgnReader();
   PgnReader(PgnReader&&) noexcept;
   PgnReader& operator=(PgnReader&&) noexcept;

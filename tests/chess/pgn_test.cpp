@@ -4,10 +4,12 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <random>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -363,6 +365,56 @@ TEST(PgnErrors, RepeatedTag) {
   } catch (const std::invalid_argument& e) {
     EXPECT_THAT(e.what(), HasSubstr("tag \"Event\" is given twice"));
   }
+}
+
+// "T<i>", a tag name of its own for each i.
+std::string numbered_name(int i) {
+  std::string name = "T";
+  name += std::to_string(i);
+  return name;
+}
+
+// One game of many tags (tags are not limited in number): each still read, and a name
+// given twice among them still found, in the index of names as in the first few scanned.
+TEST(PgnErrors, RepeatedTagAmongManyTags) {
+  constexpr int kTags = 80000;
+  std::string tags;
+  for (int i = 1; i <= kTags; ++i) tags += "[T" + std::to_string(i) + " \"v" + std::to_string(i) + "\"]\n";
+  const PgnGame g = only_game(tags + "\n1. e4 *");
+  EXPECT_EQ(g.tags.size(), std::size_t(kTags));
+  EXPECT_EQ(g.tags.back().first, "T80000");
+  EXPECT_THAT(error_of(tags + "[T40000 \"w\"]\n\n1. e4 *"),
+              StartsWith("PGN game 1, tag T40000: given twice (\"v40000\", then \"w\") (line 80001)"));
+  EXPECT_THAT(error_of(tags + "[T1 \"w\"]\n\n1. e4 *"), HasSubstr("tag T1: given twice (\"v1\", then \"w\")"));
+  EXPECT_THAT(error_of("[A \"a\"]\n[B \"b\"]\n[A \"c\"]\n\n1. e4 *"), HasSubstr("tag A: given twice"));
+  // The writer checks its tags the same way.
+  PgnTags many;
+  for (int i = 1; i <= kTags; ++i) many.emplace_back(numbered_name(i), "v");
+  EXPECT_NO_THROW(to_pgn(many, parse_fen(kStartFen), {}, "*"));
+  many.emplace_back("T77", "w");
+  EXPECT_THROW(to_pgn(many, parse_fen(kStartFen), {}, "*"), std::invalid_argument);
+}
+
+// The names are looked up in work linear in their number: a game of n tags must not cost
+// n^2 / 2 name comparisons, which hostile input makes seconds of CPU.
+TEST(PgnTagNames, WorkIsLinearInTheNumberOfTags) {
+  constexpr int kTags = 80000;
+  PgnTags tags;
+  detail::TagNames names;
+  for (int i = 0; i < kTags; ++i) {
+    const std::string name = numbered_name(i);
+    ASSERT_EQ(names.find(tags, name), -1);
+    tags.emplace_back(name, "v");
+    names.add(tags);
+  }
+  EXPECT_EQ(names.size(), std::size_t(kTags));
+  EXPECT_EQ(names.find(tags, "T0"), 0);
+  EXPECT_EQ(names.find(tags, "T15"), 15);
+  EXPECT_EQ(names.find(tags, "T79999"), 79999);
+  EXPECT_EQ(names.find(tags, "T80000"), -1);
+  EXPECT_LT(names.work(), std::uint64_t(4) * kTags);
+  names.clear();
+  EXPECT_EQ(names.find(tags, "T0"), -1);  // a new game's names
 }
 
 // A result with neither tags nor moves before it is no game: "1. e4 e5 1-0 0-1" used to
@@ -801,6 +853,28 @@ TEST(PgnReader, GamesComeOutAsSoonAsTheyEnd) {
   EXPECT_EQ(g.number, 2);
   EXPECT_FALSE(reader.next(g));
   EXPECT_THROW(reader.feed("x"), std::logic_error);
+}
+
+// The poll hook is called while one slice is read, however few games it holds, and what it
+// throws stops the reading (a query cancel).
+TEST(PgnReader, PollIsCalledWithinASliceAndMayStopIt) {
+  std::string text;
+  for (int i = 1; i <= 80000; ++i) text += "[T" + std::to_string(i) + " \"v\"]\n";
+  text += "\n1. e4 *\n";
+  int polls = 0;
+  PgnReader counted(PgnErrorMode::kFail, [&] { ++polls; });
+  counted.feed(text);
+  PgnGame g;
+  ASSERT_TRUE(counted.next(g));
+  EXPECT_GE(polls, 50);  // four tokens a tag, a poll every few thousand
+  EXPECT_LE(polls, 400);
+  polls = 0;
+  PgnReader cancelled(PgnErrorMode::kFail, [&] {
+    if (++polls == 3) throw std::runtime_error("cancelled");
+  });
+  cancelled.feed(text);
+  EXPECT_THROW(cancelled.next(g), std::runtime_error);
+  EXPECT_EQ(polls, 3);
 }
 
 TEST(PgnReader, LargeInputStaysLinear) {
