@@ -3,6 +3,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <unordered_set>
 #include <stdexcept>
 
 #include "common/flat_json.h"
@@ -72,6 +73,12 @@ std::vector<std::string> command_words(const std::string& command) {
 }
 
 PlayerSpec player_spec_from_fields(const std::vector<std::pair<std::string, std::string>>& fields) {
+  // A key given twice is refused, never "the last one wins": a spec built by appending
+  // text to a prefix (net:ID:S followed by KEY=VALUE pairs) must not be able to change
+  // what the prefix says, least of all the player's type.
+  std::unordered_set<std::string_view> seen;
+  for (const auto& field : fields)
+    if (!seen.insert(field.first).second) fail("key " + quote_input(field.first, 40) + " is given twice");
   std::string type;
   for (const auto& [k, v] : fields)
     if (k == "type") type = v;
