@@ -35,6 +35,7 @@ extern "C" {
 #include "catalog/pg_authid_d.h"
 #include "executor/spi.h"
 #include "funcapi.h"
+#include "storage/ipc.h"
 #include "utils/acl.h"
 }
 
@@ -229,7 +230,7 @@ MatchRow claim_match(const std::string& name, const std::string& a, const std::s
                        CStringGetTextDatum(options.c_str())};
     SPI_execute_with_args(
         "SELECT id, a = $2::jsonb, b = $3::jsonb, options = $4::jsonb, a::text, b::text, options::text "
-        "FROM pgmate.matches WHERE name = $1 FOR UPDATE",
+        "FROM pgmate.matches WHERE name = $1 AND owner = pgmate.acting_role() FOR UPDATE",
         4, types, values, nullptr, false, 0);
   });
   if (SPI_processed == 0) {
@@ -378,6 +379,18 @@ void end_match(std::int64_t id, const std::string& status, double seconds) {
 
 struct Decided {};
 
+// A backend that ends with FATAL (pg_terminate_backend, a client gone, postmaster shutdown)
+// leaves through proc_exit without unwinding the match, so its engines' destructors never
+// run: their process groups are killed here instead.
+void kill_engines_at_exit(int, Datum) { arena::kill_live_engine_groups(); }
+
+void kill_engines_when_the_backend_exits() {
+  static bool registered = false;
+  if (registered) return;
+  pg::pg_call([] { before_shmem_exit(kill_engines_at_exit, 0); });
+  registered = true;
+}
+
 }  // namespace
 
 // CALL pgmate.arena(a jsonb, b jsonb, games int, options jsonb DEFAULT '{}')
@@ -463,6 +476,10 @@ PGMATE_FUNCTION(arena_procedure) {
     return *evaluators.back();
   };
   const bool has_network = specs[0].type == arena::PlayerType::kNetwork || specs[1].type == arena::PlayerType::kNetwork;
+  // Cancel, statement_timeout and terminate reach a match however its engines behave.
+  config.interrupt_check = [] { pg::check_for_interrupts(); };
+  if (specs[0].type == arena::PlayerType::kUci || specs[1].type == arena::PlayerType::kUci)
+    kill_engines_when_the_backend_exits();
   // Made before the match row: an engine that cannot start or a network that cannot be
   // read fails the call with nothing stored.
   std::unique_ptr<arena::MatchRunner> runner;
