@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -44,6 +45,50 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 struct Decided {};  // the SPRT has decided
+
+// UCI engines run in process groups of their own, so a signal that ends this program does
+// not reach them: their groups are killed first, then the signal does what it would have.
+extern "C" void kill_engines_and_end(int sig) {
+  arena::kill_live_engine_groups();
+  std::signal(sig, SIG_DFL);
+  std::raise(sig);
+}
+
+using SignalHandler = void (*)(int);
+SignalHandler g_first_interrupt = nullptr;  // InterruptScope's: the first Ctrl-C stops the match
+
+extern "C" void interrupt_or_kill_engines_and_end(int sig) {
+  if (!interrupted() && g_first_interrupt) {
+    g_first_interrupt(sig);
+    std::signal(SIGINT, interrupt_or_kill_engines_and_end);  // it reset SIGINT to the default
+    return;
+  }
+  kill_engines_and_end(sig);
+}
+
+// While alive: a signal that ends the program kills the engines' process groups first.
+class EngineReaper {
+ public:
+  EngineReaper() {
+    for (std::size_t i = 0; i < std::size(kSignals); ++i) previous_[i] = std::signal(kSignals[i], kill_engines_and_end);
+  }
+  ~EngineReaper() {
+    for (std::size_t i = 0; i < std::size(kSignals); ++i) std::signal(kSignals[i], previous_[i]);
+    g_first_interrupt = nullptr;
+  }
+  EngineReaper(const EngineReaper&) = delete;
+  EngineReaper& operator=(const EngineReaper&) = delete;
+  // Once an InterruptScope catches Ctrl-C: the first still asks the match to stop, the
+  // second (which would end the program) kills the engines first.
+  void keep_interrupt_scope() {
+    const SignalHandler scope = std::signal(SIGINT, interrupt_or_kill_engines_and_end);
+    g_first_interrupt = scope == SIG_DFL || scope == SIG_IGN || scope == SIG_ERR ? nullptr : scope;
+  }
+
+ private:
+  static constexpr int kSignals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE};
+  SignalHandler previous_[std::size(kSignals)] = {};
+};
 
 struct Options {
   std::string conninfo, pgn_path, worker_address;
@@ -146,6 +191,7 @@ int run_arena(Options o) {
   } catch (const std::invalid_argument& e) {
     throw UsageError(e.what());
   }
+  config.interrupt_check = [] { stop_if_interrupted(); };
 
   std::unique_ptr<ArenaStore> store;
   if (o.db) store = open_arena_store(o.conninfo);
@@ -194,6 +240,7 @@ int run_arena(Options o) {
   };
   // Made before the match row: an engine that cannot start or an unknown network fails
   // the command with nothing stored.
+  EngineReaper reaper;
   std::unique_ptr<arena::MatchRunner> runner;
   try {
     runner = std::make_unique<arena::MatchRunner>(config, specs[0], specs[1], openings, evaluator_for);
@@ -239,6 +286,7 @@ int run_arena(Options o) {
   const auto t0 = Clock::now();
   std::string status = "finished";
   const InterruptScope interrupt;  // Ctrl-C stops at the next check
+  reaper.keep_interrupt_scope();
   int exit_code = 0;
   std::int64_t played = 0;
   try {
