@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# The SQL suites: pg_regress (make installcheck), then the import, self-play, arena, train and learn
-# clients against the project's own server, and the learning loop as a pg_cron job on a server of
-# its own. A server this script starts is stopped again when it ends;
+# The SQL suites: pg_regress (make installcheck), then the import, self-play, arena (and misbehaving
+# UCI engines), train and learn clients against the project's own server, and the learning loop as
+# a pg_cron job on a server of its own. A server this script starts is stopped again when it ends;
 # one that was already running (make demo) is restarted and left running.
 # Usage: scripts/run-sql-tests.sh PGMATE_BINARY
 set -euo pipefail
@@ -34,6 +34,10 @@ dropdb --if-exists pgmate_arena_test
 createdb pgmate_arena_test
 tests/cli/arena.sh "$pgmate" pgmate_arena_test
 dropdb pgmate_arena_test
+dropdb --if-exists pgmate_engines_test
+createdb pgmate_engines_test
+tests/cli/engines.sh "$pgmate" pgmate_engines_test
+dropdb pgmate_engines_test
 dropdb --if-exists pgmate_train_test
 createdb pgmate_train_test
 tests/cli/train.sh "$pgmate" pgmate_train_test

@@ -11,10 +11,12 @@
 #   deafmove   stops reading after the handshake
 #   stuck      stops reading when asked to move
 #   wrapper    a script that starts a helper (sleep) and stays in between, stuck at go
-#   fds        at go, lists its open descriptors ("info string fd N TARGET"), then a bestmove
+#   fds [FILE] at go, lists its open descriptors ("info string fd N TARGET", also appended
+#              to FILE when given), then a bestmove
 #   badname    an "id name" that is not UTF-8, and dies when asked to move
 #   badmove    a bestmove that is not UTF-8
 mode=$1
+out=${2:-}
 [ "$mode" = hsflood ] && exec yes "id name flood"
 if [ "$mode" = slowflood ]; then
   while :; do echo "id name slow"; sleep 0.05; done
@@ -37,7 +39,11 @@ while read -r line; do
         flood) exec yes "info depth 1 score cp 0 nodes 1" ;;
         stuck|wrapper) sleep 300 ;;
         fds)
-          for f in /proc/$$/fd/*; do echo "info string fd ${f##*/} $(readlink "$f")"; done
+          for f in /proc/$$/fd/*; do
+            fd="info string fd ${f##*/} $(readlink "$f")"
+            echo "$fd"
+            [ -n "$out" ] && echo "$fd" >>"$out"
+          done
           echo "bestmove 0000" ;;
         badmove) printf 'bestmove \377\376\n' ;;
       esac ;;
