@@ -2,11 +2,18 @@
 // pgmate.games, searched by position_games, position_count and explorer. The entries,
 // blocks and merging are core/gamedb's; this file moves them in and out of tables.
 //
-// Concurrency: writers of new runs (inserts) hold an advisory lock in share mode, so they
+// Concurrency: writers of new runs (inserts) hold the index's lock in share mode, so they
 // run side by side; anything that rewrites or removes runs (merges, deletes, updates,
 // truncates, rebuilds) holds it exclusively. Automatic merges happen only when the lock is
 // free at once and the transaction reads with fresh snapshots (READ COMMITTED), so an
-// insert never waits or fails because of one. A bulk import sets
+// insert never waits or fails because of one. The lock is a table's (pgmate.position_index_lock,
+// never written): ROW EXCLUSIVE for share, SHARE ROW EXCLUSIVE for exclusive. Taking either
+// with LOCK TABLE needs a privilege on it that no role is granted, where an advisory lock
+// is open to every role.
+//
+// Only this code writes the index's tables: the trigger and the maintenance functions are
+// SECURITY DEFINER, so adding games needs no privilege on the index, and whatever a caller
+// passes, the blocks are made from the rows of pgmate.games. A bulk import sets
 // pgmate.position_index_deferred_merges and merges once at its end instead: a million
 // games in runs of ten thousand would otherwise be rewritten at every level.
 #include "position_index.h"
@@ -61,7 +68,6 @@ using gamedb::PackedEntry;
 using pg::pg_call;
 
 constexpr std::uint64_t kSignBit = 1ULL << 63;
-constexpr std::int64_t kLockKey = 0x70676d6174650001;  // "pgmate" 1: the position index
 constexpr int kFanout = 4;                            // runs of one level merged together
 constexpr std::size_t kRebuildChunk = 20000;           // games per run while rebuilding
 constexpr std::size_t kRewriteLimit = 2000;            // more deleted games: rebuild instead
@@ -167,22 +173,33 @@ std::int64_t delete_runs(const std::string& condition, int nargs = 0, Oid* types
 // Parts not published and retired runs.
 void drop_pending_parts() { delete_runs("level < 0"); }
 
+Oid pgmate_relation(const char* name, bool missing_ok = false) {
+  return pg_call([&] {
+    return RangeVarGetRelid(makeRangeVar(const_cast<char*>("pgmate"), const_cast<char*>(name), -1), NoLock,
+                            missing_ok);
+  });
+}
+
+// The table whose lock is the index's. An upgrade from before 0.9.0 rebuilds the index
+// (0.8.0's script) before the lock's table exists: in that one transaction, position_runs.
+Oid index_lock_relation() {
+  const Oid lock = pgmate_relation("position_index_lock", /*missing_ok=*/true);
+  return OidIsValid(lock) ? lock : pgmate_relation("position_runs");
+}
+
+// The two modes conflict with each other and the exclusive one with itself; neither
+// conflicts with ACCESS SHARE, the one mode LOCK TABLE grants for SELECT alone.
+constexpr LOCKMODE kSharedIndexLock = RowExclusiveLock, kExclusiveIndexLock = ShareRowExclusiveLock;
+
 void lock_index(bool exclusive, bool keep_pending = false) {
-  Oid types[1] = {INT8OID};
-  Datum values[1] = {Int64GetDatum(kLockKey)};
-  spi_exec(exclusive ? "SELECT pg_advisory_xact_lock($1)" : "SELECT pg_advisory_xact_lock_shared($1)", 1, types,
-           values);
+  const Oid lock = index_lock_relation();
+  pg_call([&] { LockRelationOid(lock, exclusive ? kExclusiveIndexLock : kSharedIndexLock); });
   if (exclusive && !keep_pending) drop_pending_parts();
 }
 
 bool try_lock_index() {
-  Oid types[1] = {INT8OID};
-  Datum values[1] = {Int64GetDatum(kLockKey)};
-  spi_exec("SELECT pg_try_advisory_xact_lock($1)", 1, types, values);
-  const bool locked = pg_call([] {
-    bool is_null;
-    return DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &is_null));
-  });
+  const Oid lock = index_lock_relation();
+  const bool locked = pg_call([&] { return ConditionalLockRelationOid(lock, kExclusiveIndexLock); });
   if (locked) drop_pending_parts();
   return locked;
 }
@@ -192,7 +209,7 @@ bool try_lock_index() {
 // Writes blocks as they fill; finish() stores the run's totals.
 class RunWriter {
  public:
-  RunWriter(int level, bool staged) : staged_(staged) {
+  RunWriter(int level, bool staged) : staged_(staged), level_(level) {
     Oid types[2] = {INT4OID, BOOLOID};
     Datum values[2] = {Int32GetDatum(level), BoolGetDatum(staged)};
     spi_exec("INSERT INTO pgmate.position_runs (level, entries, blocks, staged) VALUES ($1, 0, 0, $2) RETURNING id", 2,
@@ -209,13 +226,14 @@ class RunWriter {
 
   std::int64_t id() const { return run_; }
 
-  // Stores the run's totals; a run left empty is removed. Returns the entries written.
+  // Stores the run's totals; a run left empty is removed, but for a part of a parallel
+  // merge, whose row says that its share of the keys is empty. Returns the entries written.
   std::uint64_t finish() {
     flush();
     store();
     Oid types[3] = {INT8OID, INT8OID, INT4OID};
     Datum values[3] = {Int64GetDatum(run_), Int64GetDatum(static_cast<std::int64_t>(entries_)), Int32GetDatum(blocks_)};
-    spi_exec(entries_ == 0 ? "DELETE FROM pgmate.position_runs WHERE id = $1 AND $2 = 0 AND $3 = 0"
+    spi_exec(entries_ == 0 && level_ != kPending ? "DELETE FROM pgmate.position_runs WHERE id = $1 AND $2 = 0 AND $3 = 0"
                            : "UPDATE pgmate.position_runs SET entries = $2, blocks = $3 WHERE id = $1",
              3, types, values);
     return entries_;
@@ -296,6 +314,7 @@ class RunWriter {
   }
 
   bool staged_;
+  int level_;
   std::int64_t run_ = 0;
   gamedb::BlockBuilder block_;
   std::vector<std::int64_t> first_keys_, last_keys_;  // of the blocks not yet stored
@@ -429,7 +448,7 @@ class RunReader {
 
 // Merges the entries of the runs whose keys are from `low` to `high` (both included) into
 // one new run of `level`, streaming (memory: a block per run); the runs stay. Returns the
-// new run's id (0 when no entry fell in the range) and its entries.
+// new run's id (0 when no entry fell in the range, but for a part, kept empty) and its entries.
 std::pair<std::int64_t, std::uint64_t> merge_range(const std::vector<RunRef>& runs, int level, std::uint64_t low,
                                                    std::uint64_t high) {
   std::vector<RunReader> readers;
@@ -453,7 +472,7 @@ std::pair<std::int64_t, std::uint64_t> merge_range(const std::vector<RunRef>& ru
   }
   const std::int64_t run = w.id();
   const std::uint64_t entries = w.finish();
-  return {entries > 0 ? run : 0, entries};
+  return {entries > 0 || level == kPending ? run : 0, entries};
 }
 
 // The runs of these ids, in order of id (where their blocks are).
@@ -1001,6 +1020,12 @@ PGMATE_FUNCTION(position_index_trigger) {
   if (!CALLED_AS_TRIGGER(fcinfo)) throw pg::SqlError(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED, "not called as a trigger");
   TriggerData* td = reinterpret_cast<TriggerData*>(fcinfo->context);
   const TriggerEvent event = td->tg_event;
+  // It runs as the extension's owner and indexes whatever rows it is given: only the
+  // statement triggers on pgmate.games may call it.
+  if (!TRIGGER_FIRED_AFTER(event) || !TRIGGER_FIRED_FOR_STATEMENT(event) ||
+      RelationGetRelid(td->tg_relation) != pgmate_relation("games"))
+    throw pg::SqlError(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED,
+                       "position_index_trigger: only the statement triggers on pgmate.games may call it");
   pg_call([&] {
     SPI_connect();
     SPI_register_trigger_data(td);
@@ -1048,10 +1073,10 @@ std::vector<std::int64_t> run_list(FunctionCallInfo fcinfo, int n) {
   return runs;
 }
 
-std::int64_t count_runs(const std::vector<std::int64_t>& runs, const char* condition) {
+std::int64_t count_runs(const std::vector<std::int64_t>& runs, const std::string& condition) {
   Oid types[1] = {INT8ARRAYOID};
   Datum values[1] = {int8_array(runs)};
-  spi_exec(("SELECT count(*) FROM pgmate.position_runs WHERE id = ANY ($1) AND " + std::string(condition)).c_str(), 1,
+  spi_exec(("SELECT count(*) FROM pgmate.position_runs WHERE id = ANY ($1) AND " + condition).c_str(), 1,
            types, values);
   return spi_int8(0, 1);
 }
@@ -1073,27 +1098,62 @@ PGMATE_FUNCTION(position_index_merge_part) {
   const std::uint64_t share = UINT64_MAX / static_cast<std::uint64_t>(parts);
   const std::uint64_t low = share * static_cast<std::uint64_t>(part);
   const std::uint64_t high = part == parts - 1 ? UINT64_MAX : low + share - 1;
-  const std::int64_t run = merge_range(run_refs(runs), kPending, low, high).first;
+  const auto [run, entries] = merge_range(run_refs(runs), kPending, low, high);
+  // What the part is a share of: publication takes only a whole set of them.
+  Oid types[4] = {INT8OID, INT8ARRAYOID, INT4OID, INT4OID};
+  Datum values[4] = {Int64GetDatum(run), int8_array(runs), Int32GetDatum(part), Int32GetDatum(parts)};
+  spi_exec("UPDATE pgmate.position_runs SET merged_from = $2, part = $3, parts = $4 WHERE id = $1", 4, types, values);
   pg_call([] { SPI_finish(); });
-  if (run == 0) PG_RETURN_NULL();
+  if (entries == 0) PG_RETURN_NULL();
   return Int64GetDatum(run);
 }
 
 // position_index_merge_publish(runs bigint[], parts bigint[], level int) -> bigint: in one
 // step, the runs give way to the parts merged from them (now at `level`); 40001 when a
 // change to the index since dropped a part (nothing changes then). Returns the parts'
-// entries.
+// entries. The parts must be those of one merge of exactly these runs, every share of the
+// keys there (the empty ones left out): anything else would lose entries or count them twice.
 PGMATE_FUNCTION(position_index_merge_publish) {
   const std::vector<std::int64_t> runs = run_list(fcinfo, 0), parts = run_list(fcinfo, 1);
   const int level = PG_GETARG_INT32(2);
   if (level < 0) throw pg::SqlError(ERRCODE_INVALID_PARAMETER_VALUE, "level must be 0 or more");
+  if (parts.empty()) throw pg::SqlError(ERRCODE_INVALID_PARAMETER_VALUE, "parts: none given");
   pg_call([] { SPI_connect(); });
   lock_index(true, /*keep_pending=*/true);
   if (count_runs(runs, "level >= 0") != static_cast<std::int64_t>(runs.size()) ||
-      count_runs(parts, "level < 0") != static_cast<std::int64_t>(parts.size()))
+      count_runs(parts, "level = " + std::to_string(kPending)) != static_cast<std::int64_t>(parts.size()))
     throw pg::SqlError(ERRCODE_T_R_SERIALIZATION_FAILURE,
                        "position index: the runs changed while they were merged; nothing was published "
                        "(pgmate.position_index_merge() merges them)");
+  {
+    // Shares of one split of these runs, each once, none missing but empty ones; and a
+    // level no more than one above the runs' (whose levels schedule later merges).
+    const std::string pending = std::to_string(kPending);
+    Oid types[3] = {INT8ARRAYOID, INT8ARRAYOID, INT4OID};
+    Datum values[3] = {int8_array(runs), int8_array(parts), Int32GetDatum(level)};
+    spi_exec(("WITH given AS (SELECT merged_from, part, parts FROM pgmate.position_runs WHERE id = ANY ($2)), "
+              "split AS (SELECT max(parts) AS parts FROM given) "
+              "SELECT (SELECT count(*) FROM given WHERE merged_from = $1) = cardinality($2) "
+              "   AND (SELECT count(DISTINCT parts) FROM given) = 1 "
+              "   AND (SELECT count(DISTINCT part) FROM given) = cardinality($2) "
+              "   AND NOT EXISTS (SELECT FROM split, generate_series(0, split.parts - 1) s "
+              "                   WHERE NOT EXISTS (SELECT FROM pgmate.position_runs r "
+              "                                     WHERE r.level = " + pending + " AND r.merged_from = $1 "
+              "                                       AND r.part = s AND r.parts = split.parts "
+              "                                       AND (r.id = ANY ($2) OR r.entries = 0))) "
+              "   AND $3 <= (SELECT max(level) + 1 FROM pgmate.position_runs WHERE id = ANY ($1))").c_str(),
+             3, types, values);
+    const bool whole = pg_call([] {
+      bool is_null;
+      const Datum d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &is_null);
+      return !is_null && DatumGetBool(d);
+    });
+    if (!whole)
+      throw pg::SqlError(ERRCODE_INVALID_PARAMETER_VALUE,
+                         "parts: not the parts of one merge of these runs, every share of it but the empty ones "
+                         "(position_index_merge_part's results for part 0 to parts - 1), or a level more than one "
+                         "above the runs'");
+  }
   Oid types[2] = {INT8ARRAYOID, INT4OID};
   Datum retire[2] = {int8_array(runs), Int32GetDatum(kRetired)};
   spi_exec("UPDATE pgmate.position_runs SET level = $2 WHERE id = ANY ($1)", 2, types, retire);

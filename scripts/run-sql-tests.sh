@@ -26,6 +26,10 @@ dropdb --if-exists pgmate_import_test
 createdb pgmate_import_test
 tests/cli/import.sh "$pgmate" pgmate_import_test
 dropdb pgmate_import_test
+dropdb --if-exists pgmate_index_locks_test
+createdb pgmate_index_locks_test
+tests/cli/index_locks.sh "$pgmate" pgmate_index_locks_test
+dropdb pgmate_index_locks_test
 dropdb --if-exists pgmate_selfplay_test
 createdb pgmate_selfplay_test
 tests/cli/selfplay.sh "$pgmate" pgmate_selfplay_test

@@ -12,7 +12,12 @@ CREATE TABLE pgmate.position_runs (
   entries    bigint NOT NULL CHECK (entries >= 0),
   blocks     int NOT NULL CHECK (blocks >= 0),
   created_at timestamptz NOT NULL DEFAULT now(),
-  staged     boolean NOT NULL DEFAULT false        -- its blocks are in position_staged_blocks
+  staged     boolean NOT NULL DEFAULT false,       -- its blocks are in position_staged_blocks
+  -- a part (level -1): the runs it was merged from and its share (part of parts) of their
+  -- keys, so that only a whole merge is published
+  merged_from bigint[],
+  part       int,
+  parts      int
 );
 COMMENT ON TABLE pgmate.position_runs IS 'runs of the position index (kept by pgmate.games'' trigger)';
 
@@ -46,8 +51,20 @@ COMMENT ON TABLE pgmate.position_staged_blocks IS
   'blocks of the position index''s runs written by a bulk import, until it merges them (kept by pgmate.games'' trigger)';
 ALTER TABLE pgmate.position_staged_blocks ALTER COLUMN data SET STORAGE MAIN;
 
+-- The index's lock, a table never written (extension/position_index.cpp): statements that
+-- add runs take it in ROW EXCLUSIVE mode, whatever rewrites or removes runs in SHARE ROW
+-- EXCLUSIVE mode. Taking either needs a privilege on it that no role is granted.
+CREATE TABLE pgmate.position_index_lock () WITH (autovacuum_enabled = false);
+COMMENT ON TABLE pgmate.position_index_lock IS 'the position index''s lock (never written)';
+
+-- Only the extension's own code writes the index: the trigger and the maintenance
+-- functions run as the extension's owner (adding games needs no privilege on the index
+-- tables), build every block from the rows of pgmate.games, and name every object with its
+-- schema (search_path: pg_catalog only).
 CREATE FUNCTION pgmate.position_index_trigger() RETURNS trigger
-  AS 'MODULE_PATHNAME', 'position_index_trigger' LANGUAGE C;
+  AS 'MODULE_PATHNAME', 'position_index_trigger' LANGUAGE C
+  SECURITY DEFINER SET search_path = pg_catalog, pg_temp;
+REVOKE ALL ON FUNCTION pgmate.position_index_trigger() FROM PUBLIC;
 CREATE TRIGGER games_position_index_insert AFTER INSERT ON pgmate.games
   REFERENCING NEW TABLE AS new_games FOR EACH STATEMENT EXECUTE FUNCTION pgmate.position_index_trigger();
 CREATE TRIGGER games_position_index_update AFTER UPDATE ON pgmate.games
@@ -59,26 +76,36 @@ CREATE TRIGGER games_position_index_truncate AFTER TRUNCATE ON pgmate.games
   FOR EACH STATEMENT EXECUTE FUNCTION pgmate.position_index_trigger();
 
 CREATE FUNCTION pgmate.position_index_merge(all_runs boolean DEFAULT true) RETURNS bigint
-  AS 'MODULE_PATHNAME', 'position_index_merge' LANGUAGE C VOLATILE STRICT;
+  AS 'MODULE_PATHNAME', 'position_index_merge' LANGUAGE C VOLATILE STRICT
+  SECURITY DEFINER SET search_path = pg_catalog, pg_temp;
+REVOKE ALL ON FUNCTION pgmate.position_index_merge(boolean) FROM PUBLIC;
 COMMENT ON FUNCTION pgmate.position_index_merge(boolean) IS
   'all_runs: merges every run of the position index into one (fastest searches); false: only the levels that are full, as inserts do (after a bulk import with pgmate.position_index_deferred_merges); returns the entries of the index';
 -- A merge on several connections at once (pgmate import's last step): each merges its
 -- share of the key space into a part, invisible until one call publishes them all in
 -- place of the runs they came from; then each removes a share of those runs.
 CREATE FUNCTION pgmate.position_index_merge_part(runs bigint[], part int, parts int) RETURNS bigint
-  AS 'MODULE_PATHNAME', 'position_index_merge_part' LANGUAGE C VOLATILE STRICT;
+  AS 'MODULE_PATHNAME', 'position_index_merge_part' LANGUAGE C VOLATILE STRICT
+  SECURITY DEFINER SET search_path = pg_catalog, pg_temp;
+REVOKE ALL ON FUNCTION pgmate.position_index_merge_part(bigint[], int, int) FROM PUBLIC;
 COMMENT ON FUNCTION pgmate.position_index_merge_part(bigint[], int, int) IS
   'merges the keys of share `part` of `parts` of the runs into a part not yet searched; its run id (NULL when empty)';
 CREATE FUNCTION pgmate.position_index_merge_publish(runs bigint[], parts bigint[], level int) RETURNS bigint
-  AS 'MODULE_PATHNAME', 'position_index_merge_publish' LANGUAGE C VOLATILE STRICT;
+  AS 'MODULE_PATHNAME', 'position_index_merge_publish' LANGUAGE C VOLATILE STRICT
+  SECURITY DEFINER SET search_path = pg_catalog, pg_temp;
+REVOKE ALL ON FUNCTION pgmate.position_index_merge_publish(bigint[], bigint[], int) FROM PUBLIC;
 COMMENT ON FUNCTION pgmate.position_index_merge_publish(bigint[], bigint[], int) IS
-  'in one step, the runs give way to the parts merged from them (at `level`), retired; 40001 when the index changed meanwhile';
+  'in one step, the runs give way to the parts merged from them (at `level`), retired; 40001 when the index changed meanwhile; 22023 unless the parts are every non-empty share of one merge of exactly these runs';
 CREATE FUNCTION pgmate.position_index_clean(part int, parts int) RETURNS bigint
-  AS 'MODULE_PATHNAME', 'position_index_clean' LANGUAGE C VOLATILE STRICT;
+  AS 'MODULE_PATHNAME', 'position_index_clean' LANGUAGE C VOLATILE STRICT
+  SECURITY DEFINER SET search_path = pg_catalog, pg_temp;
+REVOKE ALL ON FUNCTION pgmate.position_index_clean(int, int) FROM PUBLIC;
 COMMENT ON FUNCTION pgmate.position_index_clean(int, int) IS
   'removes share `part` of `parts` of the runs a publication retired, with their blocks (the next change to the index removes them otherwise); the runs removed';
 CREATE FUNCTION pgmate.position_index_rebuild() RETURNS bigint
-  AS 'MODULE_PATHNAME', 'position_index_rebuild' LANGUAGE C VOLATILE STRICT;
+  AS 'MODULE_PATHNAME', 'position_index_rebuild' LANGUAGE C VOLATILE STRICT
+  SECURITY DEFINER SET search_path = pg_catalog, pg_temp;
+REVOKE ALL ON FUNCTION pgmate.position_index_rebuild() FROM PUBLIC;
 COMMENT ON FUNCTION pgmate.position_index_rebuild() IS
   'builds the position index again from pgmate.games; returns its entries';
 
