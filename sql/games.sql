@@ -120,3 +120,10 @@ SELECT * FROM opening('startpos', '{e2e4,e7e5,g1f3,b8c6,f1e2,g8f6}');
 SELECT * FROM opening('startpos', '{c2c4,d7d5,d2d4}');   -- transposes into the Queen's Gambit
 SELECT * FROM opening('startpos', '{a2a3}');
 SELECT g.id, o.* FROM pgmate.games g, LATERAL opening(g.start, g.moves) o ORDER BY g.id;
+
+-- a game's moves are numbered from 1 (moves[1] is the first), whatever the route (ids
+-- given, so that the refused rows take none from the sequence)
+\set VERBOSITY terse
+INSERT INTO pgmate.games (id, moves) VALUES (1000000, '[0:0]={e2e4}');
+INSERT INTO pgmate.games (id, moves) VALUES (1000000, '[2:3]={e2e4,e7e5}');
+\set VERBOSITY default

@@ -56,7 +56,10 @@ CREATE TABLE pgmate.games (
   material_signature bigint GENERATED ALWAYS AS (material_signature(start, moves)) STORED,
   -- the squares each side's king, pawns and pieces stood on (pgmate.game_reaches_pattern)
   square_signature bytea GENERATED ALWAYS AS (square_signature(start, moves)) STORED,
-  CONSTRAINT games_moves_legal CHECK (is_valid_game(start, moves))
+  CONSTRAINT games_moves_legal CHECK (is_valid_game(start, moves)),
+  -- moves[1] is the first move: an array numbered otherwise ('[0:1]={e2e4,e7e5}', binary
+  -- COPY) is refused (array input is generic, so the move type cannot renumber it)
+  CONSTRAINT games_moves_numbered_from_1 CHECK (array_lower(moves, 1) = 1)
 );
 CREATE INDEX games_game_hash_idx ON pgmate.games (game_hash);
 COMMENT ON TABLE pgmate.games IS 'one row per game; moves are validated against the start position';

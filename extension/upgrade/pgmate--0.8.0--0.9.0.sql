@@ -23,3 +23,8 @@ ALTER FUNCTION pgmate.position_index_clean(int, int) SECURITY DEFINER SET search
 REVOKE ALL ON FUNCTION pgmate.position_index_clean(int, int) FROM PUBLIC;
 ALTER FUNCTION pgmate.position_index_rebuild() SECURITY DEFINER SET search_path = pg_catalog, pg_temp;
 REVOKE ALL ON FUNCTION pgmate.position_index_rebuild() FROM PUBLIC;
+
+-- moves[1] is a game's first move: arrays numbered from elsewhere are renumbered (a slice
+-- starts at 1), then refused.
+UPDATE pgmate.games SET moves = moves[:] WHERE array_lower(moves, 1) <> 1;
+ALTER TABLE pgmate.games ADD CONSTRAINT games_moves_numbered_from_1 CHECK (array_lower(moves, 1) = 1);
