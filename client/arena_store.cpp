@@ -63,7 +63,7 @@ class PqxxArenaStore final : public ArenaStore {
       StoredMatch m;
       pqxx::result r = tx.exec_params(
           "SELECT id, a = $2::jsonb, b = $3::jsonb, options = $4::jsonb, a::text, b::text, options::text "
-          "FROM pgmate.matches WHERE name = $1",
+          "FROM pgmate.matches WHERE name = $1 AND owner = pgmate.acting_role()",
           name, a_json, b_json, options_json);
       if (r.empty()) {
         r = tx.exec_params(

@@ -4,10 +4,12 @@
 // after each iteration its row of pgmate.learning_log is printed. Ctrl-C or a killed client
 // ends the backend's work at its next check (client_connection_check_interval): what was
 // in progress resumes with the same command.
+#include <chrono>
 #include <iostream>
 #include <map>
 #include <regex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <pqxx/errorhandler>
@@ -92,6 +94,9 @@ std::string options_json(pqxx::connection& conn, const Options& o) {
   auto add = [&](const std::string& key, const std::string& value) {
     const auto kind = kinds.find(key);
     const bool numeric = kind != kinds.end() && kind->second != "text";
+    const bool integer = kind != kinds.end() && kind->second == "int";
+    if (integer && !std::regex_match(value, std::regex("-?[0-9]+")))
+      throw UsageError("--option " + key + " needs a whole number, not \"" + value + "\"");
     if (numeric && !std::regex_match(value, std::regex("-?[0-9]+(\\.[0-9]+)?([eE][-+]?[0-9]+)?")))
       throw UsageError("--option " + key + " needs a number, not \"" + value + "\"");
     if (json.size() > 1) json += ", ";
@@ -118,11 +123,22 @@ int learn_command(const std::vector<std::string>& args) {
   for (int i = 0; i < o.iterations; ++i) {
     with_db_errors([&] {
       pqxx::nontransaction tx(*conn);
-      tx.exec_params("CALL pgmate.learn($1, 1, $2::jsonb)", o.run, options);
+      // A run held by another session is often held by one whose client has just gone
+      // (Ctrl-C, a killed terminal): its backend stops within a few seconds.
+      const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+      for (;;) {
+        try {
+          tx.exec_params("CALL pgmate.learn($1, 1, $2::jsonb)", o.run, options);
+          break;
+        } catch (const pqxx::sql_error& e) {
+          if (e.sqlstate() != "55P03" || std::chrono::steady_clock::now() > deadline) throw;
+          std::this_thread::sleep_for(std::chrono::milliseconds(500));
+        }
+      }
       const pqxx::result r = tx.exec_params(
           "SELECT iteration, decision, games, positions, policy_loss, value_loss, kl, score_vs_best, elo, elo_lower,"
           "       elo_upper, veto_level, seconds"
-          " FROM pgmate.learning_log WHERE run = $1 ORDER BY iteration DESC LIMIT 1",
+          " FROM pgmate.learning_log WHERE run = $1 AND owner = pgmate.acting_role() ORDER BY iteration DESC LIMIT 1",
           o.run);
       if (r.empty()) return;
       const auto text = [](const pqxx::field& f) { return f.is_null() ? std::string("-") : f.as<std::string>(); };
@@ -138,7 +154,8 @@ int learn_command(const std::vector<std::string>& args) {
   with_db_errors([&] {
     pqxx::nontransaction tx(*conn);
     const pqxx::result r = tx.exec_params(
-        "SELECT iterations, best_network FROM pgmate.learning_runs WHERE name = $1", o.run);
+        "SELECT iterations, best_network FROM pgmate.learning_runs WHERE name = $1 AND owner = pgmate.acting_role()",
+        o.run);
     if (!r.empty())
       std::cout << "run " << o.run << ": " << r[0][0].as<std::string>() << " iterations, best network "
                 << r[0][1].as<std::string>() << std::endl;

@@ -63,12 +63,14 @@ int report_command(const std::vector<std::string>& args) {
     pqxx::work tx(*conn);
     const pqxx::result state = tx.exec_params(
         "SELECT id, settings::text, start_network, best_network, current_network, iterations, veto_level,"
-        "       pretrain_mix, lr, status, created_at::text, updated_at::text"
-        " FROM pgmate.learning_runs WHERE name = $1",
+        "       pretrain_mix, lr, (SELECT st.status FROM pgmate.learning_status st"
+        "                          WHERE st.run = r.name AND st.owner = r.owner), created_at::text, updated_at::text"
+        " FROM pgmate.learning_runs r WHERE id = pgmate.learning_run_id($1)",
         run);
     if (state.empty()) throw UsageError("no learning run named \"" + run + "\" in pgmate.learning_runs");
     const pqxx::result chart = tx.exec_params("SELECT pgmate.learning_chart($1, 900, 360)", run);
-    const pqxx::result log = tx.exec_params("SELECT * FROM pgmate.learning_log WHERE run = $1 ORDER BY iteration", run);
+    const pqxx::result log = tx.exec_params("SELECT l.* FROM pgmate.learning_log l JOIN pgmate.learning_runs r ON r.name = l.run AND r.owner = l.owner"
+        " WHERE r.id = pgmate.learning_run_id($1) ORDER BY iteration", run);
 
     html = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>pgmate learning run " +
            html_escape(run) + "</title>\n<style>" + kStyle + "</style>\n</head>\n<body>\n";

@@ -4,11 +4,13 @@
 // functions of the extension's 98_train.sql). Progress per log row on stdout; the new
 // network's id alone on the last line. Ctrl-C or a killed client leaves the run to resume:
 // the same command again continues from its last checkpoint.
+#include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <iostream>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <pqxx/pqxx>
@@ -190,10 +192,27 @@ int train_command(const std::vector<std::string>& args) {
   std::int64_t run = 0, from_step = 0;
   bool resumed = false, data_changed = false;
   std::optional<std::string> state;
+  // A run of this training still held by another session is often one whose client has
+  // just gone (Ctrl-C, a killed terminal): its backend stops within a few seconds, and the
+  // run is then resumed here rather than begun again.
+  with_db_errors([&] {
+    pqxx::nontransaction tx(*conn);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (tx.exec_params(
+                  "SELECT EXISTS (SELECT 1 FROM pgmate.training_runs r WHERE r.network_id = $1 AND r.data = $2"
+                  " AND r.steps = $3 AND r.settings = $4::jsonb AND r.status = 'running'"
+                  " AND r.owner = pgmate.acting_role()"
+                  " AND pgmate.session_is_working(r.holder_pid, r.holder_backend_start, r.holder_since))",
+                  o.network, o.data, o.steps, worker::settings_json(settings))[0][0]
+               .as<bool>() &&
+           std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(250));
+  });
   with_db_errors([&] {
     pqxx::work tx(*conn);
+    // The client trains through many statements: it holds the run for its session.
     const pqxx::result r = tx.exec_params(
-        "SELECT run, resumed, step, state, data_changed FROM pgmate.training_begin($1, $2, $3, $4::jsonb, $5, $6)",
+        "SELECT run, resumed, step, state, data_changed FROM pgmate.training_begin($1, $2, $3, $4::jsonb, $5, $6, true)",
         o.network, o.data, o.steps, worker::settings_json(settings), std::int64_t(samples.size()), samples.sha256_hex());
     run = r[0][0].as<std::int64_t>();
     resumed = r[0][1].as<bool>();

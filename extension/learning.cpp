@@ -40,7 +40,7 @@ PGMATE_FUNCTION(learning_chart) {
   Oid types[1] = {TEXTOID};
   Datum values[1] = {pg::text_datum(run)};
   pg::pg_call([&] {
-    if (SPI_execute_with_args("SELECT 1 FROM pgmate.learning_runs WHERE name = $1", 1, types, values, nullptr, true, 1) !=
+    if (SPI_execute_with_args("SELECT 1 FROM pgmate.learning_runs WHERE id = pgmate.learning_run_id($1)", 1, types, values, nullptr, true, 1) !=
         SPI_OK_SELECT)
       elog(ERROR, "learning_chart: the run lookup failed");
   });
@@ -52,7 +52,7 @@ PGMATE_FUNCTION(learning_chart) {
             "       i.promotion_elo, i.promotion_elo_lower, i.promotion_elo_upper,"
             "       (i.arena->'random'->>'score')::float8, (i.arena->'mcts'->>'score')::float8"
             " FROM pgmate.learning_iterations i JOIN pgmate.learning_runs r ON r.id = i.run_id"
-            " WHERE r.name = $1 ORDER BY i.iteration",
+            " WHERE r.id = pgmate.learning_run_id($1) ORDER BY i.iteration",
             1, types, values, nullptr, true, 0) != SPI_OK_SELECT)
       elog(ERROR, "learning_chart: the iteration query failed");
   });

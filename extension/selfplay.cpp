@@ -46,11 +46,25 @@ class GameWriter {
     });
   }
 
-  // Inserts the game and its positions; returns the game's id.
-  std::int64_t write(const mcts::FinishedGame& game, const std::string& parameters) {
+  // Inserts the game and its positions, and records it as a learning iteration's game
+  // when `run` is one of the loop's labels; returns the game's id.
+  std::int64_t write(const mcts::FinishedGame& game, const std::string& parameters, const std::string& run) {
     const std::int64_t id = insert_game(game, parameters);
     insert_positions(id, game);
+    record_learning_game(run, id);
     return id;
+  }
+
+  // pgmate.learning_game: the learning loop trusts only the games recorded there, and only
+  // a run's owner may record games under its labels (a NULL id checks the label alone).
+  static void record_learning_game(const std::string& run, std::optional<std::int64_t> id) {
+    pg::pg_call([&] {
+      Oid types[2] = {TEXTOID, INT8OID};
+      Datum values[2] = {pg::text_datum(run), Int64GetDatum(id.value_or(0))};
+      const char nulls[2] = {' ', id ? ' ' : 'n'};
+      SPI_execute_with_args("SELECT pgmate.learning_game($1, $2)", 2, types, values, nulls, false, 0);
+      SPI_freetuptable(SPI_tuptable);
+    });
   }
 
   // Frees the game's datums, committing first when asked. The commit runs with the game's
@@ -241,11 +255,12 @@ PGMATE_FUNCTION(selfplay_procedure) {
   }
 
   GameWriter writer(network, "pgmate " + evaluator->name());
+  GameWriter::record_learning_game(run, std::nullopt);  // a label the caller may not use fails before any game
   mcts::SelfPlayRunner runner(config, *evaluator);
   const auto started = std::chrono::steady_clock::now();
   int finished = 0;
   const auto on_game = [&](mcts::FinishedGame& game) {
-    writer.write(game, mcts::game_parameters_json(config, game, evaluator->name(), run));
+    writer.write(game, mcts::game_parameters_json(config, game, evaluator->name(), run), run);
     writer.end_game(commit_each_game);
     ++finished;
     const mcts::SelfPlayStats& stats = runner.stats();

@@ -49,6 +49,12 @@ start() {
   # With the extension installed, preload it: its background worker supervises pgmate-worker.
   local preload=""
   [ -f "$(pg_config --pkglibdir)/pgmate.so" ] && preload="-c shared_preload_libraries=pgmate"
+  # The server outlives this script: it keeps none of the caller's descriptors (a lock
+  # file held around a test run, make's job server), which would stay open as long as it runs.
+  local fd
+  for fd in $(ls /proc/$$/fd); do
+    [ "$fd" -gt 2 ] && eval "exec $fd>&-" 2>/dev/null || true
+  done
   as_owner "$bin/pg_ctl" -D "$data/cluster" -l "$data/server.log" -w -t 60 start \
     -o "-c listen_addresses='' -c unix_socket_directories='$socket' -p $port $preload ${PGMATE_SERVER_OPTIONS:-}" >/dev/null
   echo "pg-server: running (socket $socket, port $port, log $data/server.log${preload:+, pgmate preloaded})"

@@ -65,7 +65,7 @@ SELECT :'options' AS promoting_options \gset
 SET client_min_messages = error;
 CALL pgmate.learn('promoting', 2, :'options');
 RESET client_min_messages;
-SELECT name, iterations, veto_level, status, start_network = :net AS from_net, best_network <> :net AS moved_on,
+SELECT name, iterations, veto_level, (SELECT st.status FROM pgmate.learning_status st WHERE st.run = name) AS status, start_network = :net AS from_net, best_network <> :net AS moved_on,
        best_network = current_network AS best_is_current, settings->>'search' AS search, settings->'kl_weight' AS kl_weight
 FROM pgmate.learning_runs WHERE name = 'promoting';
 SELECT iteration, decision, games, positions > 0 AS played, window_positions > 0 AS window,

@@ -23,7 +23,8 @@ CREATE TEMP TABLE fresh_checks AS
   WHERE conrelid IN ('pgmate.selfplay_positions'::regclass, 'pgmate.games'::regclass, 'pgmate.matches'::regclass,
                     'pgmate.training_runs'::regclass, 'pgmate.training_checkpoints'::regclass,
                     'pgmate.learning_runs'::regclass, 'pgmate.learning_iterations'::regclass,
-                    'pgmate.learning_exclusions'::regclass, 'pgmate.position_runs'::regclass,
+                    'pgmate.learning_exclusions'::regclass, 'pgmate.learning_games'::regclass,
+                    'pgmate.position_runs'::regclass,
                     'pgmate.position_blocks'::regclass)
     AND contype IN ('c', 'f', 'u');
 -- and what an upgrade script could forget to replace: the body of every routine and the
@@ -37,11 +38,18 @@ CREATE TEMP TABLE fresh_sources AS
     AND d.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'pgmate')
     AND (d.classid = 'pg_proc'::regclass
          OR d.classid = 'pg_class'::regclass AND (SELECT c.relkind FROM pg_class c WHERE c.oid = d.objid) = 'v');
+-- row-level security: which tables have it, and their policies
+CREATE TEMP TABLE fresh_policies AS
+  SELECT c.relname::text AS relation, c.relrowsecurity AS rls, p.polname::text AS policy, p.polcmd::text AS command,
+         pg_get_expr(p.polqual, p.polrelid) AS using_expr, pg_get_expr(p.polwithcheck, p.polrelid) AS check_expr
+  FROM pg_class c LEFT JOIN pg_policy p ON p.polrelid = c.oid
+  WHERE c.relnamespace = 'pgmate'::regnamespace AND c.relkind = 'r';
 CREATE TEMP TABLE fresh_triggers AS
   SELECT tgname, pg_get_triggerdef(oid) AS definition FROM pg_trigger
   WHERE tgrelid = 'pgmate.games'::regclass AND NOT tgisinternal;
 CREATE TEMP TABLE fresh_columns AS
-  SELECT attrelid::regclass::text AS relation, attnum, attname, atttypid::regtype::text AS type, attgenerated,
+  SELECT attrelid::regclass::text AS relation,
+         row_number() OVER (PARTITION BY attrelid ORDER BY attnum) AS position, attname, atttypid::regtype::text AS type, attgenerated,
          pg_get_expr(adbin, adrelid) AS expression
   FROM pg_attribute LEFT JOIN pg_attrdef ON adrelid = attrelid AND adnum = attnum
   WHERE attrelid IN ('pgmate.networks'::regclass, 'pgmate.selfplay_positions'::regclass,
@@ -49,6 +57,8 @@ CREATE TEMP TABLE fresh_columns AS
                      'pgmate.match_results'::regclass, 'pgmate.training_log'::regclass,
                      'pgmate.learning_runs'::regclass, 'pgmate.learning_iterations'::regclass,
                      'pgmate.learning_log'::regclass, 'pgmate.learning_options'::regclass,
+                     'pgmate.training_runs'::regclass, 'pgmate.learning_games'::regclass,
+                     'pgmate.learning_status'::regclass,
                      'pgmate.position_runs'::regclass, 'pgmate.position_blocks'::regclass,
                      'pgmate.position_staged_blocks'::regclass, 'pgmate.position_index_size'::regclass)
     AND attnum > 0 AND NOT attisdropped;
@@ -88,25 +98,29 @@ SELECT 'upgraded', * FROM (
     AND d.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'pgmate')
   EXCEPT TABLE fresh_acls) u;
 SELECT 'fresh' AS install, * FROM (TABLE fresh_columns EXCEPT
-  SELECT attrelid::regclass::text, attnum, attname, atttypid::regtype::text, attgenerated, pg_get_expr(adbin, adrelid)
+  SELECT attrelid::regclass::text, row_number() OVER (PARTITION BY attrelid ORDER BY attnum), attname, atttypid::regtype::text, attgenerated, pg_get_expr(adbin, adrelid)
   FROM pg_attribute LEFT JOIN pg_attrdef ON adrelid = attrelid AND adnum = attnum
   WHERE attrelid IN ('pgmate.networks'::regclass, 'pgmate.selfplay_positions'::regclass,
                      'pgmate.training_targets'::regclass, 'pgmate.games'::regclass, 'pgmate.matches'::regclass,
                      'pgmate.match_results'::regclass, 'pgmate.training_log'::regclass,
                      'pgmate.learning_runs'::regclass, 'pgmate.learning_iterations'::regclass,
                      'pgmate.learning_log'::regclass, 'pgmate.learning_options'::regclass,
+                     'pgmate.training_runs'::regclass, 'pgmate.learning_games'::regclass,
+                     'pgmate.learning_status'::regclass,
                      'pgmate.position_runs'::regclass, 'pgmate.position_blocks'::regclass,
                      'pgmate.position_staged_blocks'::regclass, 'pgmate.position_index_size'::regclass)
     AND attnum > 0 AND NOT attisdropped) f
 UNION ALL
 SELECT 'upgraded', * FROM (
-  SELECT attrelid::regclass::text, attnum, attname, atttypid::regtype::text, attgenerated, pg_get_expr(adbin, adrelid)
+  SELECT attrelid::regclass::text, row_number() OVER (PARTITION BY attrelid ORDER BY attnum), attname, atttypid::regtype::text, attgenerated, pg_get_expr(adbin, adrelid)
   FROM pg_attribute LEFT JOIN pg_attrdef ON adrelid = attrelid AND adnum = attnum
   WHERE attrelid IN ('pgmate.networks'::regclass, 'pgmate.selfplay_positions'::regclass,
                      'pgmate.training_targets'::regclass, 'pgmate.games'::regclass, 'pgmate.matches'::regclass,
                      'pgmate.match_results'::regclass, 'pgmate.training_log'::regclass,
                      'pgmate.learning_runs'::regclass, 'pgmate.learning_iterations'::regclass,
                      'pgmate.learning_log'::regclass, 'pgmate.learning_options'::regclass,
+                     'pgmate.training_runs'::regclass, 'pgmate.learning_games'::regclass,
+                     'pgmate.learning_status'::regclass,
                      'pgmate.position_runs'::regclass, 'pgmate.position_blocks'::regclass,
                      'pgmate.position_staged_blocks'::regclass, 'pgmate.position_index_size'::regclass)
     AND attnum > 0 AND NOT attisdropped
@@ -115,7 +129,8 @@ SELECT conname, pg_get_constraintdef(oid) = f.definition AS as_fresh FROM pg_con
   WHERE conrelid IN ('pgmate.selfplay_positions'::regclass, 'pgmate.games'::regclass, 'pgmate.matches'::regclass,
                     'pgmate.training_runs'::regclass, 'pgmate.training_checkpoints'::regclass,
                     'pgmate.learning_runs'::regclass, 'pgmate.learning_iterations'::regclass,
-                    'pgmate.learning_exclusions'::regclass, 'pgmate.position_runs'::regclass,
+                    'pgmate.learning_exclusions'::regclass, 'pgmate.learning_games'::regclass,
+                    'pgmate.position_runs'::regclass,
                     'pgmate.position_blocks'::regclass)
     AND contype IN ('c', 'f', 'u')
   ORDER BY conname;
@@ -133,6 +148,18 @@ SELECT 'fresh' AS install, * FROM (TABLE fresh_sources EXCEPT
     AND (d.classid = 'pg_proc'::regclass
          OR d.classid = 'pg_class'::regclass AND (SELECT c.relkind FROM pg_class c WHERE c.oid = d.objid) = 'v')) f
 ORDER BY object;
+SELECT 'fresh' AS install, * FROM (TABLE fresh_policies EXCEPT
+  SELECT c.relname::text, c.relrowsecurity, p.polname::text, p.polcmd::text, pg_get_expr(p.polqual, p.polrelid),
+         pg_get_expr(p.polwithcheck, p.polrelid)
+  FROM pg_class c LEFT JOIN pg_policy p ON p.polrelid = c.oid
+  WHERE c.relnamespace = 'pgmate'::regnamespace AND c.relkind = 'r') f
+UNION ALL
+SELECT 'upgraded', * FROM (
+  SELECT c.relname::text, c.relrowsecurity, p.polname::text, p.polcmd::text, pg_get_expr(p.polqual, p.polrelid),
+         pg_get_expr(p.polwithcheck, p.polrelid)
+  FROM pg_class c LEFT JOIN pg_policy p ON p.polrelid = c.oid
+  WHERE c.relnamespace = 'pgmate'::regnamespace AND c.relkind = 'r'
+  EXCEPT TABLE fresh_policies) u;
 -- the games stored before are in the position index the upgrade built
 SELECT pgmate.position_count(play('startpos', '{f2f3,e7e5}'::move[])) AS indexed_by_the_upgrade;
 -- the old network is marked, hashed, and refused without being opened

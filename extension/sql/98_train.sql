@@ -19,6 +19,11 @@ CREATE TABLE pgmate.training_runs (
   new_network bigint REFERENCES pgmate.networks (id),
   started_at  timestamptz NOT NULL DEFAULT now(),
   finished_at timestamptz,
+  owner       regrole NOT NULL DEFAULT pgmate.acting_role(),
+  -- the session training it (pgmate.session_is_working)
+  holder_pid  int,
+  holder_backend_start timestamptz,
+  holder_since timestamptz,
   CHECK ((status = 'finished') = (new_network IS NOT NULL))
 );
 COMMENT ON TABLE pgmate.training_runs IS
@@ -60,6 +65,22 @@ CREATE TABLE pgmate.training_progress (
 COMMENT ON TABLE pgmate.training_progress IS 'the log rows of the training runs (see pgmate.training_log)';
 SELECT pg_catalog.pg_extension_config_dump('pgmate.training_progress', '');
 
+-- Everyone who may read them sees every run; only a run's owner writes it and its rows.
+ALTER TABLE pgmate.training_runs ENABLE ROW LEVEL SECURITY;
+CREATE POLICY training_runs_read ON pgmate.training_runs FOR SELECT USING (true);
+CREATE POLICY training_runs_owner ON pgmate.training_runs
+  USING (owner = pgmate.acting_role()) WITH CHECK (owner = pgmate.acting_role());
+ALTER TABLE pgmate.training_checkpoints ENABLE ROW LEVEL SECURITY;
+CREATE POLICY training_checkpoints_read ON pgmate.training_checkpoints FOR SELECT USING (true);
+CREATE POLICY training_checkpoints_owner ON pgmate.training_checkpoints
+  USING (EXISTS (SELECT 1 FROM pgmate.training_runs r WHERE r.id = run_id AND r.owner = pgmate.acting_role()))
+  WITH CHECK (EXISTS (SELECT 1 FROM pgmate.training_runs r WHERE r.id = run_id AND r.owner = pgmate.acting_role()));
+ALTER TABLE pgmate.training_progress ENABLE ROW LEVEL SECURITY;
+CREATE POLICY training_progress_read ON pgmate.training_progress FOR SELECT USING (true);
+CREATE POLICY training_progress_owner ON pgmate.training_progress
+  USING (EXISTS (SELECT 1 FROM pgmate.training_runs r WHERE r.id = run_id AND r.owner = pgmate.acting_role()))
+  WITH CHECK (EXISTS (SELECT 1 FROM pgmate.training_runs r WHERE r.id = run_id AND r.owner = pgmate.acting_role()));
+
 CREATE VIEW pgmate.training_log AS
   SELECT r.new_network AS network, r.network_id AS parent, p.run_id AS run, p.step, p.samples, p.policy_loss,
          p.value_loss, p.kl, p.accuracy, p.lr, p.kl_weight, p.samples_per_s, p.holdout_positions, p.holdout_top1,
@@ -78,41 +99,57 @@ COMMENT ON FUNCTION pgmate.training_samples(text) IS
   'the rows of a training query encoded as pgmate-worker training samples';
 
 -- The bookkeeping of a run, shared by CALL pgmate.train and `pgmate train`. A run is held
--- by the session that trains it (a session advisory lock, dropped when that session ends):
--- the same training again (network, data, steps and settings) resumes the newest run of it
--- that is still running and held by no other session, from its last checkpoint.
+-- by the statement that trains it (a lease: pgmate.session_is_working), so a run whose
+-- training failed, was cancelled or whose session ended is free again at once: the same
+-- training again (network, data, steps and settings, by the same role) resumes the newest
+-- run of it that is still running and held by no other session, from its last checkpoint.
+-- A client that trains through many statements holds the run for its whole session
+-- (session_lease).
 CREATE FUNCTION pgmate.training_begin(network bigint, data text, steps bigint, settings jsonb, samples bigint,
-                                      data_sha256 text, OUT run bigint, OUT resumed bool, OUT step bigint,
+                                      data_sha256 text, session_lease boolean DEFAULT false,
+                                      OUT run bigint, OUT resumed bool, OUT step bigint,
                                       OUT state bytea, OUT data_changed bool)
   LANGUAGE plpgsql VOLATILE
   AS $$
   DECLARE candidate record;
+          me_start timestamptz := (SELECT a.backend_start FROM pg_stat_activity a WHERE a.pid = pg_backend_pid());
   BEGIN
     resumed := false;
     data_changed := false;
     FOR candidate IN
-      SELECT r.id, r.data_sha256, r.samples FROM pgmate.training_runs r
+      SELECT r.id, r.data_sha256, r.samples, r.holder_pid, r.holder_backend_start, r.holder_since
+      FROM pgmate.training_runs r
       WHERE r.network_id = network AND r.data = training_begin.data AND r.steps = training_begin.steps
-        AND r.settings = training_begin.settings AND r.status = 'running'
+        AND r.settings = training_begin.settings AND r.status = 'running' AND r.owner = pgmate.acting_role()
       ORDER BY r.id DESC
     LOOP
-      IF pg_try_advisory_lock(hashtext('pgmate.training_runs'), (candidate.id % 2147483647)::int) THEN
-        run := candidate.id;
-        resumed := true;
-        data_changed := candidate.data_sha256 <> training_begin.data_sha256;
-        SELECT c.step, c.state INTO step, state FROM pgmate.training_checkpoints c
-        WHERE c.run_id = run ORDER BY c.step DESC LIMIT 1;
-        UPDATE pgmate.training_runs SET samples = training_begin.samples, data_sha256 = training_begin.data_sha256
-        WHERE id = run;
-        RETURN;
-      END IF;
+      CONTINUE WHEN pgmate.session_is_working(candidate.holder_pid, candidate.holder_backend_start,
+                                              candidate.holder_since);
+      -- taken only if no other session took it meanwhile (the row lock orders the two)
+      UPDATE pgmate.training_runs r
+      SET samples = training_begin.samples, data_sha256 = training_begin.data_sha256,
+          holder_pid = pg_backend_pid(), holder_backend_start = me_start,
+          holder_since = CASE WHEN NOT session_lease THEN clock_timestamp() END
+      WHERE r.id = candidate.id AND r.status = 'running'
+        AND r.holder_pid IS NOT DISTINCT FROM candidate.holder_pid
+        AND r.holder_backend_start IS NOT DISTINCT FROM candidate.holder_backend_start
+        AND r.holder_since IS NOT DISTINCT FROM candidate.holder_since;
+      CONTINUE WHEN NOT FOUND;
+      run := candidate.id;
+      resumed := true;
+      data_changed := candidate.data_sha256 <> training_begin.data_sha256;
+      SELECT c.step, c.state INTO step, state FROM pgmate.training_checkpoints c
+      WHERE c.run_id = run ORDER BY c.step DESC LIMIT 1;
+      RETURN;
     END LOOP;
-    INSERT INTO pgmate.training_runs (network_id, data, steps, settings, samples, data_sha256)
-    VALUES (network, data, steps, settings, samples, data_sha256) RETURNING id INTO run;
-    PERFORM pg_advisory_lock(hashtext('pgmate.training_runs'), (run % 2147483647)::int);
+    INSERT INTO pgmate.training_runs (network_id, data, steps, settings, samples, data_sha256,
+                                      holder_pid, holder_backend_start, holder_since)
+    VALUES (network, data, steps, settings, samples, data_sha256, pg_backend_pid(), me_start,
+            CASE WHEN NOT session_lease THEN clock_timestamp() END)
+    RETURNING id INTO run;
   END
   $$;
-REVOKE ALL ON FUNCTION pgmate.training_begin(bigint, text, bigint, jsonb, bigint, text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION pgmate.training_begin(bigint, text, bigint, jsonb, bigint, text, boolean) FROM PUBLIC;
 
 -- A log row (again for a resumed interval: the same step gives the same row).
 CREATE FUNCTION pgmate.training_record(run bigint, step bigint, samples bigint, policy_loss float8,
@@ -180,9 +217,9 @@ CREATE FUNCTION pgmate.training_finish(run bigint, name text, weights bytea, sta
     FROM pgmate.networks n WHERE n.id = r.network_id
     RETURNING id INTO new_id;
     PERFORM pgmate.training_checkpoint(run, r.steps, state);
-    UPDATE pgmate.training_runs SET status = 'finished', new_network = new_id, finished_at = now(), error = NULL
+    UPDATE pgmate.training_runs SET status = 'finished', new_network = new_id, finished_at = now(), error = NULL,
+           holder_pid = NULL, holder_backend_start = NULL, holder_since = NULL
     WHERE id = run;
-    PERFORM pg_advisory_unlock(hashtext('pgmate.training_runs'), (run % 2147483647)::int);
     RETURN new_id;
   END
   $$;
@@ -192,9 +229,9 @@ REVOKE ALL ON FUNCTION pgmate.training_finish(bigint, text, bytea, bytea) FROM P
 CREATE FUNCTION pgmate.training_fail(run bigint, error text) RETURNS void
   LANGUAGE sql VOLATILE
   AS $$
-    UPDATE pgmate.training_runs SET status = 'failed', error = training_fail.error, finished_at = now()
+    UPDATE pgmate.training_runs SET status = 'failed', error = training_fail.error, finished_at = now(),
+           holder_pid = NULL, holder_backend_start = NULL, holder_since = NULL
     WHERE id = run;
-    SELECT pg_advisory_unlock(hashtext('pgmate.training_runs'), (run % 2147483647)::int);
   $$;
 REVOKE ALL ON FUNCTION pgmate.training_fail(bigint, text) FROM PUBLIC;
 

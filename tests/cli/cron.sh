@@ -47,8 +47,21 @@ options="{\"network\": $net, \"games\": 4, \"simulations\": 8, \"parallel\": 2, 
           \"batch\": 16, \"arena_games\": 2, \"veto_games\": 2, \"sanity_games\": 2, \"arena_simulations\": 8,
           \"arena_search\": \"gumbel\", \"seed\": 5}"
 
+# A run of another role whose stored holdout would make that role superuser if it ran with
+# a superuser's rights; a superuser's job that names it is refused, and nothing of it runs.
+q "CREATE ROLE cron_mallory; CREATE SCHEMA cron_mallory AUTHORIZATION cron_mallory;
+   CREATE FUNCTION cron_mallory.pwn() RETURNS boolean LANGUAGE plpgsql AS
+     \$\$BEGIN IF current_user <> 'cron_mallory' THEN EXECUTE 'ALTER ROLE cron_mallory SUPERUSER'; END IF;
+            RETURN true; END\$\$;
+   ALTER FUNCTION cron_mallory.pwn() OWNER TO cron_mallory" >/dev/null
+q "CALL pgmate.learn('stranger', 0, '$options')" >/dev/null 2>&1
+q "UPDATE pgmate.learning_runs SET owner = 'cron_mallory',
+     settings = settings || '{\"holdout\": \"SELECT * FROM pgmate.game_targets WHERE cron_mallory.pwn() LIMIT 8\"}'
+   WHERE name = 'stranger'" >/dev/null
+stranger_job=$(q "SELECT cron.schedule('stranger', '* * * * *', \$\$CALL pgmate.learn('stranger', 1)\$\$)")
+
 # Every minute, one iteration (pg_cron's finest schedule in this version).
-q "SELECT cron.schedule('learn', '* * * * *', \$\$CALL pgmate.learn('by cron', 1, '$options')\$\$)" >/dev/null
+learn_job=$(q "SELECT cron.schedule('learn', '* * * * *', \$\$CALL pgmate.learn('by cron', 1, '$options')\$\$)")
 iterations=0
 for _ in $(seq 1 180); do  # up to three minutes: the first run starts at the next minute
   iterations=$(q "SELECT count(*) FROM pgmate.learning_log WHERE run = 'by cron'")
@@ -56,15 +69,28 @@ for _ in $(seq 1 180); do  # up to three minutes: the first run starts at the ne
   sleep 1
 done
 q "SELECT cron.unschedule('learn')" >/dev/null
+for _ in $(seq 1 60); do
+  [ "$(q "SELECT count(*) FROM cron.job_run_details d
+          WHERE d.jobid = $stranger_job AND d.status <> 'running'")" -ge 1 ] && break
+  sleep 1
+done
+q "SELECT cron.unschedule('stranger')" >/dev/null
+check "cron: a job naming another role's run is refused" \
+  "$(q "SELECT bool_and(d.status = 'failed' AND d.return_message LIKE '%belongs to role cron_mallory%')
+        FROM cron.job_run_details d WHERE d.jobid = $stranger_job")" t
+check "cron: the other role's stored query never ran" \
+  "$(q "SELECT rolsuper FROM pg_roles WHERE rolname = 'cron_mallory'")" f
 check "cron: an iteration stored by the job" "$([ "$iterations" -ge 1 ] && echo yes)" yes
 check "cron: the iteration is whole" \
   "$(q "SELECT decision IS NOT NULL AND games = 4 FROM pgmate.learning_log WHERE run = 'by cron' AND iteration = 1")" t
 for _ in $(seq 1 60); do  # the job's own record is written when its command returns
-  [ "$(q "SELECT count(*) FROM cron.job_run_details WHERE status <> 'running'")" -ge 1 ] && break
+  [ "$(q "SELECT count(*) FROM cron.job_run_details d
+          WHERE d.jobid = $learn_job AND d.status <> 'running'")" -ge 1 ] && break
   sleep 1
 done
 check "cron: pg_cron records the run as succeeded" \
-  "$(q "SELECT string_agg(DISTINCT status, ',') FROM cron.job_run_details WHERE status <> 'running'")" succeeded
+  "$(q "SELECT string_agg(DISTINCT d.status, ',') FROM cron.job_run_details d
+        WHERE d.jobid = $learn_job AND d.status <> 'running'")" succeeded
 check "cron: the networks played the arena with the Gumbel root (arena_search)" \
   "$(q "SELECT count(*) > 0 AND bool_and(a->>'search' = 'gumbel') FROM pgmate.matches WHERE a->>'type' = 'net'")" t
 check "cron: the run is one learning run" "$(q "SELECT count(*) FROM pgmate.learning_runs WHERE name = 'by cron'")" 1

@@ -1,0 +1,30 @@
+
+-- ===================================================================== ownership and leases
+-- Rows of long jobs (training runs, matches, learning runs) carry the role that made them;
+-- row-level security lets only that role write them, and the jobs trust only their
+-- owner's rows. A job in progress holds its row by a lease (the backend's pid and start,
+-- and when it took the row), not by an advisory lock, which any role could take first.
+
+-- The role whose rights the caller has now (SET ROLE included), as a regrole.
+CREATE FUNCTION pgmate.acting_role() RETURNS regrole
+  LANGUAGE sql STABLE PARALLEL SAFE
+  AS $$ SELECT to_regrole(quote_ident(current_user)) $$;
+COMMENT ON FUNCTION pgmate.acting_role() IS 'the current role (current_user) as a regrole: the owner of the rows it makes';
+
+-- Whether the session `pid`, started at `backend_start`, still holds a lease it took at
+-- `since`: a lease taken by a statement (a procedure) ends with it, so a statement that
+-- failed, was cancelled or was followed by another one holds nothing any more; a lease of
+-- the whole session (`since` NULL: a client working through many statements) ends with the
+-- session. A session that ended holds nothing. Sessions of
+-- other roles are visible here (the function runs as the extension's owner), but only
+-- this yes or no comes out.
+CREATE FUNCTION pgmate.session_is_working(pid int, backend_start timestamptz, since timestamptz) RETURNS boolean
+  LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+  AS $$
+    SELECT pid IS NOT NULL AND EXISTS (
+      SELECT 1 FROM pg_stat_activity a
+      WHERE a.pid = session_is_working.pid AND a.backend_start = session_is_working.backend_start
+        AND (since IS NULL OR a.state IS DISTINCT FROM 'idle' AND a.query_start <= since))
+  $$;
+COMMENT ON FUNCTION pgmate.session_is_working(int, timestamptz, timestamptz) IS
+  'whether a session still runs the statement that took a lease at a time (a dead, idle or moved-on session holds nothing)';
