@@ -303,13 +303,12 @@ void UciEngine::read_some(milliseconds wait) {
     scanned_ -= begin_;
     begin_ = 0;
   }
+  char chunk[16384];
   std::size_t got = 0;
   while (got < kReadChunk) {
-    const std::size_t old = buffer_.size();
-    buffer_.resize(old + (kReadChunk - got));
-    const ssize_t n = read(from_engine_, buffer_.data() + old, kReadChunk - got);
-    buffer_.resize(old + std::size_t(std::max<ssize_t>(n, 0)));
+    const ssize_t n = read(from_engine_, chunk, std::min(sizeof chunk, kReadChunk - got));
     if (n > 0) {
+      buffer_.append(chunk, std::size_t(n));
       got += std::size_t(n);
     } else if (n == 0) {
       eof_ = true;
