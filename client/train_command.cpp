@@ -4,10 +4,12 @@
 // functions of the extension's 98_train.sql). Progress per log row on stdout; the new
 // network's id alone on the last line. Ctrl-C or a killed client leaves the run to resume:
 // the same command again continues from its last checkpoint.
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <iostream>
+#include <limits>
 #include <optional>
 #include <string>
 #include <thread>
@@ -129,16 +131,19 @@ class DbTrainingStore : public worker::TrainingStore {
   std::int64_t run_, steps_;
 };
 
-// The rows of a query as training samples, read through a cursor in chunks.
-worker::SampleSet read_samples(pqxx::connection& conn, const std::string& query, const char* what) {
+// The rows of a query as training samples, read through a cursor in chunks, at most
+// `limit` of them (the held-out rows: only holdout_limit are measured, so no more are read).
+worker::SampleSet read_samples(pqxx::connection& conn, const std::string& query, const char* what,
+                               std::int64_t limit = std::numeric_limits<std::int64_t>::max()) {
   worker::SampleSet set;
   with_db_errors([&] {
     pqxx::work tx(conn);
     tx.exec_params("DECLARE samples NO SCROLL CURSOR FOR SELECT s FROM pgmate.training_samples($1) s", query);
-    for (;;) {
+    for (std::int64_t read = 0; read < limit;) {
       stop_if_interrupted();
-      const pqxx::result r = tx.exec("FETCH 8192 FROM samples");
+      const pqxx::result r = tx.exec("FETCH " + std::to_string(std::min<std::int64_t>(8192, limit - read)) + " FROM samples");
       if (r.empty()) break;
+      read += std::int64_t(r.size());
       for (const auto& row : r) {
         const pqxx::binarystring b(row[0]);
         set.add({b.data(), b.size()});
@@ -178,7 +183,7 @@ int train_command(const std::vector<std::string>& args) {
 
   const worker::SampleSet samples = read_samples(*conn, o.data, "training data");
   std::optional<worker::SampleSet> holdout;
-  if (!settings.holdout.empty()) holdout = read_samples(*conn, settings.holdout, "holdout");
+  if (!settings.holdout.empty()) holdout = read_samples(*conn, settings.holdout, "holdout", settings.holdout_limit);
 
   // The optimizer to go on from, read before the run is made (a bad run id stores nothing).
   std::optional<std::string> optimizer_state;

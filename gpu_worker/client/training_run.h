@@ -29,9 +29,8 @@ namespace pgmate::worker {
 //   checkpoint_every  steps per checkpoint (500; a multiple of log_every, so that a resumed
 //                     run's log rows are those of an uninterrupted one)
 //   holdout           a training query whose rows are never trained on (none)
-//   holdout_limit     held-out rows measured per log row (4096): CALL pgmate.train reads only
-//                     the query's first ones (an ORDER BY fixes which); of more, the first
-//                     ones in the fixed order
+//   holdout_limit     held-out rows measured per log row (4096): CALL pgmate.train and
+//                     pgmate train read only the query's first ones (an ORDER BY fixes which)
 //   name              the new network's name (the parent's name + " trained")
 //   pause_after       stop this call at the first checkpoint at least this many steps in
 //                     (0: never); the run stays running, and the same call goes on from there

@@ -132,14 +132,14 @@ check "resumed: every iteration has one training run" \
 # that lives on (each call below stops after the self-play of a fourth iteration)
 q "DROP ROLE IF EXISTS pgmate_learn_nobody; CREATE ROLE pgmate_learn_nobody LOGIN" >/dev/null
 whole_id=$(q "SELECT id FROM pgmate.learning_runs WHERE name = 'whole'")
-psql -X -q -U pgmate_learn_nobody -d "$DB" \
+PGAPPNAME=pgmate_learn_holder psql -X -q -U pgmate_learn_nobody -d "$DB" \
   -c "SELECT pg_advisory_lock(hashtext('pgmate.learning_runs'), $whole_id)" -c "SELECT pg_sleep(20)" >/dev/null 2>&1 &
 holder=$!
 sleep 1
 out=$(q "CALL pgmate.learn('whole', 1, '{\"stop_after\": \"selfplay\"}')" 2>&1)
 check "a role without privileges holding the run's advisory key: learn goes on" "$?" 0
 kill "$holder" 2>/dev/null; wait "$holder" 2>/dev/null
-psql -X -q -d "$DB" -c "SET statement_timeout = '300ms'" -c "CALL pgmate.learn('whole', 1)" \
+PGAPPNAME=pgmate_learn_holder psql -X -q -d "$DB" -c "SET statement_timeout = '300ms'" -c "CALL pgmate.learn('whole', 1)" \
   -c "SELECT pg_sleep(20)" >/dev/null 2>&1 &
 holder=$!
 sleep 2
@@ -147,6 +147,7 @@ out=$(q "CALL pgmate.learn('whole', 1, '{\"stop_after\": \"selfplay\"}')" 2>&1)
 check "a call that failed in a session still open: the next call goes on" "$?" 0
 check "the run is idle after its call" "$(q "SELECT status FROM pgmate.learning_status WHERE run = 'whole'")" idle
 kill "$holder" 2>/dev/null; wait "$holder" 2>/dev/null
+q "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = 'pgmate_learn_holder'" >/dev/null
 q "DROP ROLE pgmate_learn_nobody" >/dev/null
 
 # ---- the report: one self-contained page
