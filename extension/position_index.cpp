@@ -926,13 +926,19 @@ constexpr const char* kChangedNew =
     "SELECT n.id, n.start, n.moves, n.result FROM new_games n WHERE NOT EXISTS (SELECT 1 FROM old_games o "
     "WHERE n.id = o.id AND n.start::text = o.start::text AND n.moves::text = o.moves::text AND n.result = o.result)";
 
-void after_removal(const char* removed_query) {
+// Returns whether the index was built again, from the games as they are now (an update's
+// new rows included).
+bool after_removal(const char* removed_query) {
   const std::int64_t removed = count_rows(("SELECT count(*) FROM (" + std::string(removed_query) + ") g").c_str());
-  if (removed == 0) return;
+  if (removed == 0) return false;
   lock_index(true);
   const std::int64_t indexed = count_rows("SELECT count(*) FROM pgmate.games");
-  if (static_cast<std::uint64_t>(removed) > kRewriteLimit || removed > indexed / 10) rebuild();
-  else remove_games(removed_query);
+  if (static_cast<std::uint64_t>(removed) > kRewriteLimit || removed > indexed / 10) {
+    rebuild();
+    return true;
+  }
+  remove_games(removed_query);
+  return false;
 }
 
 // The staged runs: (xmin, retired) of each.
@@ -1040,8 +1046,7 @@ PGMATE_FUNCTION(position_index_trigger) {
   } else if (TRIGGER_FIRED_BY_DELETE(event)) {
     after_removal(kOldGames);
   } else if (TRIGGER_FIRED_BY_UPDATE(event)) {
-    after_removal(kChangedOld);
-    write_run(0, game_entries(kChangedNew));
+    if (!after_removal(kChangedOld)) write_run(0, game_entries(kChangedNew));
   }
   pg_call([] { SPI_finish(); });
   return PointerGetDatum(nullptr);
