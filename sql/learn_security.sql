@@ -175,6 +175,68 @@ CALL pgmate.learn('shared run', 1);
 \set VERBOSITY default
 UPDATE pgmate.learning_runs SET holder_pid = NULL, holder_backend_start = NULL, holder_since = NULL WHERE id = :run;
 
+-- 7. The README's recipe for the learning loop, given to a fresh role exactly as written:
+-- it begins a run of its own and plays an iteration of it
+SET client_min_messages = warning;
+DO $$
+BEGIN
+  IF EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'pgmate_learner') THEN
+    DROP OWNED BY pgmate_learner;
+    DROP ROLE pgmate_learner;
+  END IF;
+END $$;
+RESET client_min_messages;
+CREATE ROLE pgmate_learner;
+-- (what the README grants player, trainer and referee)
+GRANT USAGE ON SCHEMA pgmate TO pgmate_learner;
+GRANT SELECT ON pgmate.networks TO pgmate_learner;
+GRANT EXECUTE ON FUNCTION evaluate(board[], bigint, board[][], int[]) TO pgmate_learner;
+GRANT EXECUTE ON PROCEDURE pgmate.selfplay(int, int, bigint, int, jsonb) TO pgmate_learner;
+GRANT SELECT, INSERT ON pgmate.games TO pgmate_learner;
+GRANT INSERT ON pgmate.selfplay_positions TO pgmate_learner;
+GRANT USAGE ON ALL SEQUENCES IN SCHEMA pgmate TO pgmate_learner;
+GRANT SELECT, INSERT, UPDATE ON pgmate.networks TO pgmate_learner;
+GRANT EXECUTE ON FUNCTION pgmate.init_network(text, jsonb, bigint),
+                          pgmate.network_init_weights(text, bigint),
+                          pgmate.load_network(bigint) TO pgmate_learner;
+GRANT EXECUTE ON PROCEDURE pgmate.train(bigint, text, bigint, jsonb, bigint) TO pgmate_learner;
+GRANT EXECUTE ON FUNCTION pgmate.training_begin(bigint, text, bigint, jsonb, bigint, text, boolean),
+                          pgmate.training_record(bigint, bigint, bigint, float8, float8, float8, float8, float8,
+                                                 float8, float8, bigint, float8, float8, float8),
+                          pgmate.training_checkpoint(bigint, bigint, bytea), pgmate.training_optimizer(bigint),
+                          pgmate.training_finish(bigint, text, bytea, bytea), pgmate.training_fail(bigint, text)
+  TO pgmate_learner;
+GRANT SELECT, INSERT, UPDATE ON pgmate.training_runs, pgmate.training_progress TO pgmate_learner;
+GRANT SELECT, INSERT, UPDATE, DELETE ON pgmate.training_checkpoints TO pgmate_learner;
+GRANT EXECUTE ON PROCEDURE pgmate.arena(jsonb, jsonb, int, jsonb) TO pgmate_learner;
+GRANT SELECT, INSERT, UPDATE ON pgmate.matches TO pgmate_learner;
+-- (the recipe's own lines)
+GRANT EXECUTE ON PROCEDURE pgmate.learn(text, int, jsonb),
+                           pgmate.learning_match(text, jsonb, jsonb, int, bigint, int, int, text, jsonb, jsonb)
+  TO pgmate_learner;
+GRANT EXECUTE ON FUNCTION pgmate.learning_data(bigint, int) TO pgmate_learner;
+GRANT SELECT, INSERT, UPDATE ON pgmate.learning_runs TO pgmate_learner;
+GRANT SELECT, INSERT ON pgmate.learning_iterations, pgmate.learning_exclusions, pgmate.learning_games
+  TO pgmate_learner;
+GRANT SELECT ON pgmate.selfplay_positions, pgmate.training_targets, pgmate.match_results, pgmate.openings,
+                pgmate.learning_options, pgmate.learning_log,
+                pgmate.learning_status TO pgmate_learner;
+SET ROLE pgmate_learner;
+SET client_min_messages = warning;
+CALL pgmate.learn('a learner''s run', 1, :'options');
+RESET client_min_messages;
+SELECT r.owner::text, r.iterations, i.games, i.decision IS NOT NULL AS decided
+FROM pgmate.learning_runs r JOIN pgmate.learning_iterations i ON i.run_id = r.id WHERE r.name = 'a learner''s run';
+-- its run is its own: nobody else's call goes on with it, and it cannot touch another's
+\set VERBOSITY terse
+UPDATE pgmate.learning_runs SET settings = '{}' WHERE name = 'shared run';
+CALL pgmate.learn('shared run', 1);
+\set VERBOSITY default
+RESET ROLE;
+\set VERBOSITY terse
+CALL pgmate.learn('a learner''s run', 1);
+\set VERBOSITY default
+
 -- nobody became superuser
 SELECT rolname, rolsuper FROM pg_roles WHERE rolname IN ('pgmate_mallory', 'pgmate_squatter') ORDER BY 1;
 
@@ -188,10 +250,11 @@ SELECT setval('pgmate.games_id_seq', :games_seq, :'games_called'::bool), setval(
        setval('pgmate.matches_id_seq', :matches_seq, :'matches_called'::bool),
        setval('pgmate.training_runs_id_seq', :runs_seq, :'runs_called'::bool) \gset
 SET client_min_messages = warning;
-DROP OWNED BY pgmate_mallory, pgmate_squatter, pgmate_planter;
+DROP OWNED BY pgmate_mallory, pgmate_squatter, pgmate_planter, pgmate_learner;
 DROP ROLE pgmate_mallory;
 DROP ROLE pgmate_squatter;
 DROP ROLE pgmate_planter;
+DROP ROLE pgmate_learner;
 RESET client_min_messages;
 SELECT pgmate.kill_worker() AS killed \gset
 SELECT pg_sleep(0.5) \gset
