@@ -75,7 +75,6 @@ using Clock = std::chrono::steady_clock;
 constexpr size_t kChunk = 1 << 20;
 constexpr const char* kDefaultEcoFile = "/usr/share/pgn-extract/eco.pgn";
 constexpr int kMaxShownErrors = 20;  // skip mode: bad games reported one by one up to this many
-constexpr std::int64_t kDuplicatesLock = 0x70676d6174650002;  // "pgmate" 2: imports that skip copies
 
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
@@ -551,7 +550,7 @@ class BatchSenders {
     {
       copy_rows(tx, "pgmate_import_batch", batch.rows);
     }
-    tx.exec("SELECT pg_advisory_xact_lock(" + std::to_string(kDuplicatesLock) + ")");
+    tx.exec("SELECT pgmate.import_duplicates_lock()");
     const std::string columns = "source, event, site, date, round, white, black, result, termination, start, moves, tags";
     const pqxx::result inserted = tx.exec0(
         "INSERT INTO pgmate.games (" + columns + ") SELECT " + columns + " FROM ("

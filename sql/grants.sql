@@ -56,7 +56,8 @@ GRANT SELECT ON pgmate.position_runs TO pgmate_recipe_importer;       -- pgmate 
 GRANT EXECUTE ON FUNCTION pgmate.position_index_merge(boolean),
                           pgmate.position_index_merge_part(bigint[], int, int),
                           pgmate.position_index_merge_publish(bigint[], bigint[], int),
-                          pgmate.position_index_clean(int, int) TO pgmate_recipe_importer;
+                          pgmate.position_index_clean(int, int),
+                          pgmate.import_duplicates_lock() TO pgmate_recipe_importer;  -- pgmate import --duplicates skip
 
 -- the ids the later suites expect are given back at the end (the index's runs keep theirs)
 CREATE TEMP TABLE sequences_before AS

@@ -814,3 +814,21 @@ CREATE VIEW pgmate.learning_status AS
 COMMENT ON VIEW pgmate.learning_status IS
   'each learning run: owner, finished iterations, best network, and whether a session works on it now (its pid)';
 -- ============================================================ end of owners and leases
+
+-- ============================================================ the lock of imports that skip copies
+-- Imports that skip copies of stored games check and insert one batch at a time, so that
+-- two batches in flight cannot both keep a copy. They serialize on this table's lock, which
+-- only pgmate.import_duplicates_lock takes: unlike an advisory lock, a role that may not
+-- import cannot hold it and stall the imports of others.
+CREATE TABLE pgmate.import_lock () WITH (autovacuum_enabled = false);
+COMMENT ON TABLE pgmate.import_lock IS 'the lock of imports that skip copies (never written)';
+CREATE FUNCTION pgmate.import_duplicates_lock() RETURNS void
+  LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+  AS $$
+  BEGIN
+    LOCK TABLE pgmate.import_lock IN EXCLUSIVE MODE;
+  END
+  $$;
+REVOKE ALL ON FUNCTION pgmate.import_duplicates_lock() FROM PUBLIC;
+COMMENT ON FUNCTION pgmate.import_duplicates_lock() IS
+  'takes, until the end of the transaction, the lock that imports skipping copies of stored games serialize on';

@@ -77,6 +77,7 @@ cat >&3 <<'EOF'
 BEGIN;
 SELECT pg_advisory_lock(x'70676d6174650001'::bigint);
 SELECT pg_advisory_lock_shared(x'70676d6174650001'::bigint);
+SELECT pg_advisory_lock(x'70676d6174650002'::bigint);
 LOCK TABLE pgmate.position_index_lock IN ACCESS SHARE MODE;
 SELECT count(*) >= 0 FROM pgmate.position_runs;
 SELECT 'holding';
@@ -85,10 +86,10 @@ for _ in $(seq 1 100); do
   grep -q holding "$TMP/held.out" && break
   sleep 0.1
 done
-check "reader: holds the old advisory key and ACCESS SHARE" \
+check "reader: holds the old advisory keys and ACCESS SHARE" \
   "$(q "SELECT count(*) FROM pg_locks l JOIN pg_stat_activity a USING (pid)
         WHERE a.usename = '$READER' AND l.granted
-          AND (l.locktype = 'advisory' OR l.relation = 'pgmate.position_index_lock'::regclass)")" 3
+          AND (l.locktype = 'advisory' OR l.relation = 'pgmate.position_index_lock'::regclass)")" 4
 
 # ---- meanwhile the other sessions do not wait (a statement_timeout says so if they do)
 export PGOPTIONS="-c statement_timeout=5s"
@@ -103,6 +104,9 @@ check "delete: not held" "$(q "DELETE FROM pgmate.games WHERE source = 'index lo
 base=$(q "SELECT coalesce(max(id), 0) FROM pgmate.games")
 out=$("$PGMATE" import --db "dbname=$DB" --jobs 3 --batch 20 "$TMP/games.pgn" 2>&1)
 check_match "import: not held" "$out" '^imported 300 games (\(0 skipped\) )?in [0-9.]+ s$'
+
+out=$("$PGMATE" import --db "dbname=$DB" --jobs 3 --batch 20 --duplicates skip "$TMP/games.pgn" 2>&1)
+check_match "import skipping copies: not held" "$out" '^imported 0 games \(0 skipped, 300 duplicates\) in [0-9.]+ s$'
 
 # ---- the README's importer recipe: pgmate import with its parallel merge
 out=$("$PGMATE" import --db "dbname=$DB user=$IMPORTER" --jobs 3 --batch 20 "$TMP/games.pgn" 2>&1)
