@@ -66,6 +66,10 @@ COMMENT ON TABLE pgmate.training_progress IS 'the log rows of the training runs 
 SELECT pg_catalog.pg_extension_config_dump('pgmate.training_progress', '');
 
 -- Everyone who may read them sees every run; only a run's owner writes it and its rows.
+CREATE FUNCTION pgmate.is_own_training_run(run bigint) RETURNS boolean
+  LANGUAGE sql STABLE PARALLEL SAFE
+  AS $$ SELECT EXISTS (SELECT 1 FROM pgmate.training_runs r WHERE r.id = run AND r.owner = pgmate.acting_role()) $$;
+COMMENT ON FUNCTION pgmate.is_own_training_run(bigint) IS 'whether a training run belongs to the current role';
 ALTER TABLE pgmate.training_runs ENABLE ROW LEVEL SECURITY;
 CREATE POLICY training_runs_read ON pgmate.training_runs FOR SELECT USING (true);
 CREATE POLICY training_runs_owner ON pgmate.training_runs
@@ -73,13 +77,11 @@ CREATE POLICY training_runs_owner ON pgmate.training_runs
 ALTER TABLE pgmate.training_checkpoints ENABLE ROW LEVEL SECURITY;
 CREATE POLICY training_checkpoints_read ON pgmate.training_checkpoints FOR SELECT USING (true);
 CREATE POLICY training_checkpoints_owner ON pgmate.training_checkpoints
-  USING (EXISTS (SELECT 1 FROM pgmate.training_runs r WHERE r.id = run_id AND r.owner = pgmate.acting_role()))
-  WITH CHECK (EXISTS (SELECT 1 FROM pgmate.training_runs r WHERE r.id = run_id AND r.owner = pgmate.acting_role()));
+  USING (pgmate.is_own_training_run(run_id)) WITH CHECK (pgmate.is_own_training_run(run_id));
 ALTER TABLE pgmate.training_progress ENABLE ROW LEVEL SECURITY;
 CREATE POLICY training_progress_read ON pgmate.training_progress FOR SELECT USING (true);
 CREATE POLICY training_progress_owner ON pgmate.training_progress
-  USING (EXISTS (SELECT 1 FROM pgmate.training_runs r WHERE r.id = run_id AND r.owner = pgmate.acting_role()))
-  WITH CHECK (EXISTS (SELECT 1 FROM pgmate.training_runs r WHERE r.id = run_id AND r.owner = pgmate.acting_role()));
+  USING (pgmate.is_own_training_run(run_id)) WITH CHECK (pgmate.is_own_training_run(run_id));
 
 CREATE VIEW pgmate.training_log AS
   SELECT r.new_network AS network, r.network_id AS parent, p.run_id AS run, p.step, p.samples, p.policy_loss,

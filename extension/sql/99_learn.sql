@@ -100,6 +100,10 @@ COMMENT ON TABLE pgmate.learning_games IS 'the self-play games of each iteration
 SELECT pg_catalog.pg_extension_config_dump('pgmate.learning_games', '');
 
 -- Everyone who may read them sees every run; only a run's owner writes it and its rows.
+CREATE FUNCTION pgmate.is_own_learning_run(run bigint) RETURNS boolean
+  LANGUAGE sql STABLE PARALLEL SAFE
+  AS $$ SELECT EXISTS (SELECT 1 FROM pgmate.learning_runs r WHERE r.id = run AND r.owner = pgmate.acting_role()) $$;
+COMMENT ON FUNCTION pgmate.is_own_learning_run(bigint) IS 'whether a learning run belongs to the current role';
 ALTER TABLE pgmate.learning_runs ENABLE ROW LEVEL SECURITY;
 CREATE POLICY learning_runs_read ON pgmate.learning_runs FOR SELECT USING (true);
 CREATE POLICY learning_runs_owner ON pgmate.learning_runs
@@ -107,18 +111,15 @@ CREATE POLICY learning_runs_owner ON pgmate.learning_runs
 ALTER TABLE pgmate.learning_iterations ENABLE ROW LEVEL SECURITY;
 CREATE POLICY learning_iterations_read ON pgmate.learning_iterations FOR SELECT USING (true);
 CREATE POLICY learning_iterations_owner ON pgmate.learning_iterations
-  USING (EXISTS (SELECT 1 FROM pgmate.learning_runs r WHERE r.id = run_id AND r.owner = pgmate.acting_role()))
-  WITH CHECK (EXISTS (SELECT 1 FROM pgmate.learning_runs r WHERE r.id = run_id AND r.owner = pgmate.acting_role()));
+  USING (pgmate.is_own_learning_run(run_id)) WITH CHECK (pgmate.is_own_learning_run(run_id));
 ALTER TABLE pgmate.learning_exclusions ENABLE ROW LEVEL SECURITY;
 CREATE POLICY learning_exclusions_read ON pgmate.learning_exclusions FOR SELECT USING (true);
 CREATE POLICY learning_exclusions_owner ON pgmate.learning_exclusions
-  USING (EXISTS (SELECT 1 FROM pgmate.learning_runs r WHERE r.id = run_id AND r.owner = pgmate.acting_role()))
-  WITH CHECK (EXISTS (SELECT 1 FROM pgmate.learning_runs r WHERE r.id = run_id AND r.owner = pgmate.acting_role()));
+  USING (pgmate.is_own_learning_run(run_id)) WITH CHECK (pgmate.is_own_learning_run(run_id));
 ALTER TABLE pgmate.learning_games ENABLE ROW LEVEL SECURITY;
 CREATE POLICY learning_games_read ON pgmate.learning_games FOR SELECT USING (true);
 CREATE POLICY learning_games_owner ON pgmate.learning_games
-  USING (EXISTS (SELECT 1 FROM pgmate.learning_runs r WHERE r.id = run_id AND r.owner = pgmate.acting_role()))
-  WITH CHECK (EXISTS (SELECT 1 FROM pgmate.learning_runs r WHERE r.id = run_id AND r.owner = pgmate.acting_role()));
+  USING (pgmate.is_own_learning_run(run_id)) WITH CHECK (pgmate.is_own_learning_run(run_id));
 
 -- Records a self-play game stored under `label` (pgmate.selfplay's option run) as a game
 -- of a learning run's iteration when the label is one of the loop's ('learn:RUN:ITERATION');
@@ -129,13 +130,11 @@ CREATE FUNCTION pgmate.learning_game(label text, game bigint) RETURNS void
   AS $$
   DECLARE
     parts text[] := regexp_match(label, '^learn:([0-9]{1,18}):([0-9]{1,9})$');
-    run_owner regrole;
   BEGIN
     IF parts IS NULL THEN
       RETURN;
     END IF;
-    SELECT r.owner INTO run_owner FROM pgmate.learning_runs r WHERE r.id = parts[1]::bigint;
-    IF run_owner IS DISTINCT FROM pgmate.acting_role() THEN
+    IF NOT pgmate.is_own_learning_run(parts[1]::bigint) THEN
       RAISE EXCEPTION 'self-play label "%" is reserved for learning run % of its owner', label, parts[1]
         USING ERRCODE = 'insufficient_privilege',
               HINT = 'Labels learn:RUN:ITERATION are the learning loop''s; choose another "run" option.';
