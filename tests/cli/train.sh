@@ -97,6 +97,38 @@ check "worker killed: same weights as the CLI's whole run" \
   "$(q "SELECT a.weights_sha256 = b.weights_sha256 FROM pgmate.networks a, pgmate.training_runs r
         JOIN pgmate.networks b ON b.id = r.new_network WHERE a.id = $whole AND r.id = $sql_run")" t
 
+# ---- nothing another session holds stops a training but a session training that run: not
+# the advisory keys of the next runs' ids held by a role with no privileges, not a call
+# that failed in a session that lives on (the same call elsewhere resumes its run)
+q "DROP ROLE IF EXISTS pgmate_train_nobody; CREATE ROLE pgmate_train_nobody LOGIN" >/dev/null
+next=$(q "SELECT coalesce(max(id), 0) + 1 FROM pgmate.training_runs")
+PGAPPNAME=pgmate_train_holder psql -X -q -U pgmate_train_nobody -d "$DB" \
+  -c "SELECT count(pg_advisory_lock(hashtext('pgmate.training_runs'), g)) FROM generate_series($next, $next + 20) g" \
+  -c "SELECT pg_sleep(30)" >/dev/null 2>&1 &
+holder=$!
+sleep 1
+held="CALL pgmate.train($net, '$data', 20, '{\"batch\": 64, \"lr\": 0.002, \"log_every\": 10, \"checkpoint_every\": 10, \"name\": \"held\"}')"
+out=$(PGOPTIONS="-c statement_timeout=20s" psql -X -q -d "$DB" -c "$held" 2>&1)
+check "advisory keys held by a role without privileges: train goes on" "$?:$(printf '%s' "$out" | grep -c ERROR)" "0:0"
+kill "$holder" 2>/dev/null; wait "$holder" 2>/dev/null
+q "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = 'pgmate_train_holder'" >/dev/null
+failing="CALL pgmate.train($net, '$data', 200, '{\"batch\": 64, \"lr\": 0.002, \"log_every\": 10, \"checkpoint_every\": 10, \"name\": \"failing\"}')"
+PGAPPNAME=pgmate_train_holder psql -X -q -d "$DB" -c "SET statement_timeout = '1500ms'" -c "$failing" \
+  -c "SELECT pg_sleep(30)" >/dev/null 2>&1 &
+holder=$!
+for _ in $(seq 1 100); do  # until the call has failed and its session sleeps
+  [ "$(q "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'pgmate_train_holder'
+          AND query LIKE '%pg_sleep%'")" = 1 ] && break
+  sleep 0.1
+done
+failed_run=$(q "SELECT max(id) FROM pgmate.training_runs")
+check "a call that failed: its run left running" "$(q "SELECT status FROM pgmate.training_runs WHERE id = $failed_run")" running
+out=$(psql -X -q -d "$DB" -c "$failing" 2>&1)
+check_match "a call that failed in a session still open: the same call resumes its run" "$out" "run $failed_run resumed"
+kill "$holder" 2>/dev/null; wait "$holder" 2>/dev/null
+q "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = 'pgmate_train_holder'" >/dev/null
+q "DROP ROLE pgmate_train_nobody" >/dev/null
+
 # ---- pg_dump and pg_restore: networks with their lineage, runs, checkpoints and logs
 # (pg_dump warns about the self-reference of pgmate.networks.parent_id: the data of one
 # table is one COPY, whose foreign-key checks run at its end, so the order does not matter)
