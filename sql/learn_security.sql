@@ -154,7 +154,7 @@ RESET client_min_messages;
 SELECT i.games AS own_games, i.candidate <> :net AS trained, t.owner = current_user::regrole AS own_training,
        (i.arena->'best'->>'games')::int AS best_match_games, m.owner = current_user::regrole AS own_match
 FROM pgmate.learning_iterations i JOIN pgmate.training_runs t ON t.id = i.training_run
-JOIN pgmate.matches m ON m.name = i.arena->'best'->>'match' AND m.owner = current_user::regrole
+JOIN pgmate.matches m ON m.id = (i.arena->'best'->>'match_id')::bigint
 WHERE i.run_id = :run;
 SELECT count(*) AS games_of_the_iteration FROM pgmate.learning_games WHERE run_id = :run AND iteration = 1;
 

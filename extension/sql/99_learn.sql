@@ -56,7 +56,7 @@ CREATE TABLE pgmate.learning_iterations (
   pretrain_positions bigint NOT NULL,    -- pretraining positions mixed in
   policy_loss       float8, value_loss float8, kl float8,  -- the training run's last log row
   holdout_top1      float8,              -- on the `holdout` rows, when the run has them
-  -- Arena round (NULL without one): per opponent {"match", "opponent", "games", "wins",
+  -- Arena round (NULL without one): per opponent {"match", "match_id", "opponent", "games", "wins",
   -- "draws", "losses", "score", "elo", "elo_lower", "elo_upper"}, keyed best, older,
   -- start, random, mcts.
   arena             jsonb,
@@ -441,7 +441,8 @@ CREATE PROCEDURE pgmate.learning_match(name text, candidate jsonb, opponent json
     END IF;
     SELECT m.id INTO STRICT own_match FROM pgmate.matches m
     WHERE m.name = learning_match.name AND m.owner = pgmate.acting_role();
-    SELECT jsonb_strip_nulls(jsonb_build_object('match', r.name, 'opponent', opponent, 'games', r.games, 'wins', r.wins,
+    SELECT jsonb_strip_nulls(jsonb_build_object('match', r.name, 'match_id', r.match_id, 'opponent', opponent,
+                                                'games', r.games, 'wins', r.wins,
                                                 'draws', r.draws, 'losses', r.losses, 'score', r.score, 'elo', r.elo,
                                                 'elo_lower', r.elo_lower, 'elo_upper', r.elo_upper,
                                                 'sprt', r.sprt_verdict))

@@ -437,7 +437,8 @@ CREATE OR REPLACE PROCEDURE pgmate.learning_match(name text, candidate jsonb, op
     END IF;
     SELECT m.id INTO STRICT own_match FROM pgmate.matches m
     WHERE m.name = learning_match.name AND m.owner = pgmate.acting_role();
-    SELECT jsonb_strip_nulls(jsonb_build_object('match', r.name, 'opponent', opponent, 'games', r.games, 'wins', r.wins,
+    SELECT jsonb_strip_nulls(jsonb_build_object('match', r.name, 'match_id', r.match_id, 'opponent', opponent,
+                                                'games', r.games, 'wins', r.wins,
                                                 'draws', r.draws, 'losses', r.losses, 'score', r.score, 'elo', r.elo,
                                                 'elo_lower', r.elo_lower, 'elo_upper', r.elo_upper,
                                                 'sprt', r.sprt_verdict))
