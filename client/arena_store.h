@@ -26,7 +26,7 @@ class ArenaStore {
   virtual ~ArenaStore() = default;
   // Creates match `name`, or takes up the stored one when its players and options are the
   // same (else an error naming what differs; `games` may grow). A second client on the
-  // same match stops (a session advisory lock on the name).
+  // same match stops (a claim of the name for the session: pgmate.client_claim).
   virtual StoredMatch claim_match(const std::string& name, const std::string& a_json, const std::string& b_json,
                                   const std::string& options_json, int games) = 0;
   // The lines of pgmate.openings, in id order.

@@ -38,7 +38,7 @@ void db_lock_name(pqxx::connection& conn, const std::string& name, const std::st
   with_db_errors([&] {
     pqxx::nontransaction tx(conn);
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-    while (!tx.exec_params("SELECT pg_try_advisory_lock(hashtextextended($1, 0))", name)[0][0].as<bool>()) {
+    while (!tx.exec_params("SELECT pgmate.client_claim($1)", name)[0][0].as<bool>()) {
       if (std::chrono::steady_clock::now() > deadline) throw std::runtime_error(busy_message);
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }

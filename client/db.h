@@ -38,10 +38,10 @@ auto with_db_errors(F&& f) -> decltype(f()) {
   }
 }
 
-// Takes a session advisory lock on `name` for this client (the server drops it when the
-// client exits or is killed), so a second client of the same run or match stops with
-// `busy_message`. It waits a few seconds first: a restart right after a kill may find the
-// old session not yet gone.
+// Claims `name` for this client's session (pgmate.client_claim: the claim ends with the
+// session, when the client exits or is killed), so a second client of the same run or
+// match stops with `busy_message`. It waits a few seconds first: a restart right after a
+// kill may find the old session not yet gone.
 void db_lock_name(pqxx::connection& conn, const std::string& name, const std::string& busy_message);
 
 // The key of pgmate.networks row `id` (database, id, SHA-256 of the weights); UsageError

@@ -46,7 +46,7 @@ class PqxxSelfplayStore final : public SelfplayStore {
   }
 
   // Two clients on one run would both take the next indexes and play the same seeds: the
-  // first holds a session advisory lock on the run name (the server drops it when the
+  // first claims the run name for its session (pgmate.client_claim, which ends when the
   // client exits or is killed), a second one stops. It waits a few seconds first, so a
   // restart right after a kill does not race the server noticing the dead connection.
   RunState claim_run(const std::string& run) override {

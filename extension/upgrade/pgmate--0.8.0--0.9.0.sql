@@ -834,3 +834,38 @@ CREATE FUNCTION pgmate.import_duplicates_lock() RETURNS void
 REVOKE ALL ON FUNCTION pgmate.import_duplicates_lock() FROM PUBLIC;
 COMMENT ON FUNCTION pgmate.import_duplicates_lock() IS
   'takes, until the end of the transaction, the lock that imports skipping copies of stored games serialize on';
+
+-- ============================================================ claims of client sessions
+-- What a client works on through many statements (a pgmate selfplay run, a pgmate arena
+-- match), claimed for its session: a second client of the same name stops at once. Claims
+-- are each login role's own (session_user), so no role can hold a name another role uses;
+-- an advisory lock could be taken first by anyone.
+CREATE TABLE pgmate.client_claims (
+  owner                name NOT NULL,
+  name                 text NOT NULL,
+  holder_pid           int NOT NULL,
+  holder_backend_start timestamptz NOT NULL,
+  PRIMARY KEY (owner, name)
+);
+COMMENT ON TABLE pgmate.client_claims IS 'names claimed by client sessions (pgmate selfplay runs, pgmate arena matches)';
+
+-- Claims `name` for this session, for as long as it lasts; false while another live session
+-- of the same login role holds it.
+CREATE FUNCTION pgmate.client_claim(name text) RETURNS boolean
+  LANGUAGE plpgsql VOLATILE STRICT SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+  AS $$
+  #variable_conflict use_column
+  DECLARE
+    me_start timestamptz := (SELECT a.backend_start FROM pg_stat_activity a WHERE a.pid = pg_backend_pid());
+  BEGIN
+    INSERT INTO pgmate.client_claims AS c (owner, name, holder_pid, holder_backend_start)
+    VALUES (session_user, client_claim.name, pg_backend_pid(), me_start)
+    ON CONFLICT (owner, name) DO UPDATE SET holder_pid = excluded.holder_pid,
+                                            holder_backend_start = excluded.holder_backend_start
+      WHERE c.holder_pid = excluded.holder_pid AND c.holder_backend_start = excluded.holder_backend_start
+         OR NOT pgmate.session_is_working(c.holder_pid, c.holder_backend_start, NULL);
+    RETURN FOUND;
+  END
+  $$;
+COMMENT ON FUNCTION pgmate.client_claim(text) IS
+  'claims a name for this session (a client''s run or match); false while another session of the same login role holds it';

@@ -78,8 +78,8 @@ name="$tag-busy"
 bg_pid=$!
 disown "$bg_pid"
 for _ in $(seq 1 100); do
-  [ "$(q "SELECT count(*) FROM pg_locks l JOIN pg_stat_activity a USING (pid)
-          WHERE l.locktype = 'advisory' AND a.application_name = '$app'")" = 1 ] && break
+  [ "$(q "SELECT count(*) FROM pgmate.client_claims c JOIN pg_stat_activity a ON a.pid = c.holder_pid
+          WHERE a.application_name = '$app'")" = 1 ] && break
   sleep 0.1
 done
 "$PGMATE" arena --db "$db" --name "$name" --games 100000 --parallel 2 --quiet mcts:8 random >"$TMP/out" 2>"$TMP/err"

@@ -147,14 +147,27 @@ check "kill in transaction: rerun stored" "$(q "SELECT count(*) FROM ($(run_game
 bg_pid=$!
 disown "$bg_pid"  # no "Killed" job report from the shell
 for _ in $(seq 1 100); do  # until it holds the run
-  [ "$(q "SELECT count(*) FROM pg_locks l JOIN pg_stat_activity a USING (pid)
-          WHERE l.locktype = 'advisory' AND a.application_name = '$app'")" = 1 ] && break
+  [ "$(q "SELECT count(*) FROM pgmate.client_claims c JOIN pg_stat_activity a ON a.pid = c.holder_pid
+          WHERE a.application_name = '$app'")" = 1 ] && break
   sleep 0.1
 done
 "$PGMATE" selfplay --db "$db" --games 1 --quiet --run "$tag-busy" >"$TMP/out" 2>"$TMP/err"
 check "busy run: exit code" "$?" 1
 check_match "busy run: message" "$(cat "$TMP/err")" "run $tag-busy is being played by another pgmate selfplay client"
 stop_bg
+# a role with no privileges holding the run's old advisory key holds nothing
+q "DROP ROLE IF EXISTS pgmate_selfplay_nobody; CREATE ROLE pgmate_selfplay_nobody LOGIN" >/dev/null
+PGAPPNAME=pgmate_selfplay_holder psql -X -q -U pgmate_selfplay_nobody -d "$DB" \
+  -c "SELECT pg_advisory_lock(hashtextextended('pgmate selfplay $tag-held', 0))" -c "SELECT pg_sleep(30)" \
+  >/dev/null 2>&1 &
+holder=$!
+sleep 1
+out=$("$PGMATE" selfplay --db "$db" --games 1 --parallel 1 --simulations 4 --max-plies 10 --seed 3 --quiet \
+        --run "$tag-held" 2>&1)
+check "old advisory key held by a role without privileges: the run is played" "$?" 0
+kill "$holder" 2>/dev/null; wait "$holder" 2>/dev/null
+q "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = 'pgmate_selfplay_holder'" >/dev/null
+q "DROP ROLE pgmate_selfplay_nobody" >/dev/null
 
 # ---- killed at arbitrary moments: whole games only, and the run completes afterwards
 run="$tag-random"
