@@ -103,14 +103,16 @@ std::vector<std::uint32_t> sequential_halving_schedule(int considered, int simul
     for (int k = 0; k < simulations; ++k) schedule.push_back(std::uint32_t(k));
     return schedule;
   }
-  const int rounds = ceil_log2(considered);
+  // As mctx's get_sequence_of_considered_visits: each phase gives every move still
+  // considered one block of max(1, n / (ceil(log2 m) * remaining)) visits, then halves
+  // them (never below two), so that the budget reaches the finalists.
+  const int phases = ceil_log2(considered);
   // The moves still considered all have the same visits at every step: one count will do.
   std::uint32_t visits = 0;
   int remaining = considered;
   while (schedule.size() < size_t(simulations)) {
-    const int per_round = std::max(1, simulations / (rounds * remaining));
-    for (int r = 0; r < rounds; ++r)
-      for (int v = 0; v < per_round; ++v, ++visits) schedule.insert(schedule.end(), size_t(remaining), visits);
+    const int per_move = std::max(1, simulations / (phases * remaining));
+    for (int v = 0; v < per_move; ++v, ++visits) schedule.insert(schedule.end(), size_t(remaining), visits);
     remaining = std::max(2, remaining / 2);
   }
   schedule.resize(size_t(simulations));

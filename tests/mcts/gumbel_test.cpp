@@ -36,14 +36,18 @@ std::vector<std::uint32_t> follow(const Schedule& schedule, int considered) {
 }
 
 TEST(SequentialHalving, ScheduleOfKnownCases) {
-  // Four moves, two rounds of two visits each: no halving within 16 simulations.
-  EXPECT_EQ(sequential_halving_schedule(4, 16), (Schedule{0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3}));
-  // Sixteen moves, 32 simulations: one visit per round, the first phase cut short.
+  // mctx's get_sequence_of_considered_visits, value for value. Four moves, 16 simulations:
+  // a block of two visits each, then the two finalists share the rest.
+  EXPECT_EQ(sequential_halving_schedule(4, 16), (Schedule{0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5}));
+  // Sixteen moves, 31 simulations (32 with the root's own): one visit each, then 8, 4 and
+  // the two finalists.
   Schedule expected(16, 0);
-  expected.insert(expected.end(), 16, 1);
-  EXPECT_EQ(sequential_halving_schedule(16, 32), expected);
-  EXPECT_EQ(follow(expected, 16), std::vector<std::uint32_t>(16, 2));
-  // Two moves: one round per phase, half the budget each.
+  expected.insert(expected.end(), 8, 1);
+  expected.insert(expected.end(), 4, 2);
+  expected.insert(expected.end(), {3, 3, 4});
+  EXPECT_EQ(sequential_halving_schedule(16, 31), expected);
+  EXPECT_EQ(follow(expected, 16), (std::vector<std::uint32_t>{5, 4, 3, 3, 2, 2, 2, 2, 1, 1, 1, 1, 1, 1, 1, 1}));
+  // Two moves: one phase, half the budget each.
   EXPECT_EQ(sequential_halving_schedule(2, 6), (Schedule{0, 0, 1, 1, 2, 2}));
   // One move takes every visit.
   EXPECT_EQ(sequential_halving_schedule(1, 5), (Schedule{0, 1, 2, 3, 4}));
@@ -51,12 +55,13 @@ TEST(SequentialHalving, ScheduleOfKnownCases) {
   // Fewer simulations than moves: one visit for each of the first n.
   EXPECT_EQ(sequential_halving_schedule(16, 8), Schedule(8, 0));
   EXPECT_TRUE(sequential_halving_schedule(16, 0).empty());
-  // Eight moves, 64 simulations: three rounds of two visits (48), then four moves get
-  // four more visits each.
-  const auto eight = follow(sequential_halving_schedule(8, 64), 8);
-  EXPECT_EQ(eight, (std::vector<std::uint32_t>{10, 10, 10, 10, 6, 6, 6, 6}));
-  // Halving never goes below two moves: four moves, 100 simulations end 26, 26, 24, 24.
-  EXPECT_EQ(follow(sequential_halving_schedule(4, 100), 4), (std::vector<std::uint32_t>{26, 26, 24, 24}));
+  // Eight moves, 64 simulations: blocks of 2, 5 and 10 visits, the last one cut short.
+  EXPECT_EQ(follow(sequential_halving_schedule(8, 64), 8), (std::vector<std::uint32_t>{21, 21, 7, 7, 2, 2, 2, 2}));
+  // Halving never goes below two moves: four moves, 100 simulations end 38, 38, 12, 12.
+  EXPECT_EQ(follow(sequential_halving_schedule(4, 100), 4), (std::vector<std::uint32_t>{38, 38, 12, 12}));
+  // Sixteen moves, 799 simulations: the finalists get about a quarter of the budget each.
+  EXPECT_EQ(follow(sequential_halving_schedule(16, 799), 16),
+            (std::vector<std::uint32_t>{195, 194, 85, 85, 36, 36, 36, 36, 12, 12, 12, 12, 12, 12, 12, 12}));
 }
 
 TEST(SequentialHalving, ScheduleIsFeasibleAndSpendsTheBudget) {
