@@ -39,6 +39,14 @@ Moments moments(std::span<const double> values, std::span<const std::int64_t> co
   return m;
 }
 
+// The least variance of one sample's score (a game's, or a pair's mean) that an interval
+// assumes. A handful of pairs can agree exactly (four games, two pairs of 1.5 points each),
+// and an observed variance of 0 would give an interval of zero width: certainty from two
+// pairs. Real matches between different players show 0.03-0.08 per pair (fastchess's and
+// fishtest's published counts), so the floor changes no interval of a match of any size
+// that has shown its variance, and only widens those that have not.
+constexpr double kMinSampleVariance = 0.01;
+
 // Fills score, elo and the normal-approximation interval of the mean score.
 void fill_elo(const Moments& m, MatchSummary& s) {
   s.score = m.mean;
@@ -48,7 +56,7 @@ void fill_elo(const Moments& m, MatchSummary& s) {
     s.elo_upper = kInfinity;
     return;
   }
-  const double half_width = kNormalQuantile975 * std::sqrt(m.variance / m.samples);
+  const double half_width = kNormalQuantile975 * std::sqrt(std::max(m.variance, kMinSampleVariance) / m.samples);
   s.elo = elo_from_score(m.mean);
   s.elo_lower = elo_from_score(std::clamp(m.mean - half_width, 0.0, 1.0));
   s.elo_upper = elo_from_score(std::clamp(m.mean + half_width, 0.0, 1.0));

@@ -73,11 +73,14 @@ TEST(ArenaTrinomial, AllWinsAndAllLossesAreInfinite) {
   EXPECT_EQ(w.score, 1);
   EXPECT_EQ(w.elo, kInf);
   EXPECT_EQ(w.elo_upper, kInf);
-  EXPECT_EQ(w.elo_lower, kInf);  // no variance: the normal interval collapses
+  // No variance observed: the interval takes the floor of 0.01 per game,
+  // 1 - 1.959964 * sqrt(0.01 / 10) = 0.938020 -> Elo 471.99.
+  EXPECT_NEAR(w.elo_lower, 471.99, 0.01);
   EXPECT_NEAR(w.los, 0.9992173, 1e-7);  // Phi(10 / sqrt(10)) = Phi(3.1623)
   const MatchSummary l = summarize(TrinomialCounts{0, 0, 10});
   EXPECT_EQ(l.elo, -kInf);
   EXPECT_EQ(l.elo_lower, -kInf);
+  EXPECT_NEAR(l.elo_upper, -471.99, 0.01);
   EXPECT_NEAR(l.los, 1 - 0.9992173, 1e-7);
   for (const MatchSummary& s : {w, l}) {
     EXPECT_FALSE(std::isnan(s.score_stddev));
@@ -90,8 +93,9 @@ TEST(ArenaTrinomial, AllDraws) {
   EXPECT_EQ(s.score, 0.5);
   EXPECT_EQ(s.draw_ratio, 1);
   EXPECT_EQ(s.elo, 0);
-  EXPECT_EQ(s.elo_lower, 0);
-  EXPECT_EQ(s.elo_upper, 0);
+  // Twelve draws say Elo 0, not Elo 0 for certain: 0.5 -+ 1.959964 * sqrt(0.01 / 12).
+  EXPECT_NEAR(s.elo_lower, -39.48, 0.01);
+  EXPECT_NEAR(s.elo_upper, 39.48, 0.01);
   EXPECT_EQ(s.los, 0.5);
 }
 
@@ -177,11 +181,27 @@ TEST(ArenaPentanomial, EdgeCases) {
   const MatchSummary all_lost = summarize(PentanomialCounts{7, 0, 0, 0, 0});
   EXPECT_EQ(all_lost.elo, -kInf);
   EXPECT_EQ(all_lost.los, 0);
-  // Every pair 1.5 points: no variance, Elo(0.75) = 190.85 with a collapsed interval.
+  // Every pair 1.5 points: no variance observed, Elo(0.75) = 190.85, and an interval from
+  // the variance floor 0.01 per pair: 0.75 -+ 1.959964 * sqrt(0.01 / 5) = [0.66235, 0.83765]
+  // -> Elo [117.3, 284.9], not a width of 0.
   const MatchSummary even = summarize(PentanomialCounts{0, 0, 0, 5, 0});
   EXPECT_NEAR(even.elo, 190.8485019, 1e-6);
-  EXPECT_EQ(even.elo_lower, even.elo);
+  EXPECT_NEAR(even.elo_lower, -400 * std::log10(1 / 0.6623477 - 1), 0.01);
+  EXPECT_NEAR(even.elo_upper, -400 * std::log10(1 / 0.8376523 - 1), 0.01);
   EXPECT_EQ(even.los, 1);
+  // Four games, two pairs of 1.5 points: a wide interval, not 190.8 [190.8, 190.8].
+  const MatchSummary four = summarize(PentanomialCounts{0, 0, 0, 2, 0});
+  EXPECT_LT(four.elo_lower, 100);
+  EXPECT_GT(four.elo_upper, 300);
+  // All won: the lower bound is finite, the upper infinite.
+  EXPECT_TRUE(std::isfinite(all_won.elo_lower));
+  EXPECT_GT(all_won.elo_lower, 300);
+  EXPECT_EQ(all_won.elo_upper, kInf);
+  // Ten draws: Elo 0 with an interval around it.
+  const MatchSummary draws = summarize(TrinomialCounts{0, 10, 0});
+  EXPECT_EQ(draws.elo, 0);
+  EXPECT_LT(draws.elo_lower, -30);
+  EXPECT_GT(draws.elo_upper, 30);
   EXPECT_THROW(summarize(PentanomialCounts{0, 0, -1, 0, 0}), std::invalid_argument);
 }
 
