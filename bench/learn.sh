@@ -41,8 +41,8 @@ loop_for() {  # run the loop until MINUTES have passed, an iteration at a time
   local deadline=$(( $(date +%s) + minutes * 60 ))
   local first=1
   while [ "$(date +%s)" -lt "$deadline" ]; do
-    if [ $first = 1 ]; then "$PGMATE" learn --db "dbname=$DB" --run "$run" --iterations 1 "$@" | grep '^iteration'
-    else "$PGMATE" learn --db "dbname=$DB" --run "$run" --iterations 1 | grep '^iteration'; fi
+    if [ $first = 1 ]; then "$PGMATE" learn --db "dbname=$DB" --run "$run" --more 1 "$@" | grep '^iteration'
+    else "$PGMATE" learn --db "dbname=$DB" --run "$run" --more 1 | grep '^iteration'; fi
     first=0
   done
 }
@@ -76,11 +76,11 @@ case "$mode" in
           --option veto_games=0 --option sanity_games=0 --option pretrain_data="$pretrain")
     for level in 1 2 3 4; do
       # train a candidate, then replace its weights with noise before the arena sees it
-      "$PGMATE" learn --db "dbname=$DB" --run "$run" --iterations 1 "${opts[@]}" --option stop_after=training >/dev/null
+      "$PGMATE" learn --db "dbname=$DB" --run "$run" --more 1 "${opts[@]}" --option stop_after=training >/dev/null
       cand=$(q "SELECT new_network FROM pgmate.training_runs WHERE new_network IS NOT NULL ORDER BY id DESC LIMIT 1")
       q "UPDATE pgmate.networks SET weights = pgmate.network_init_weights(config::text, $level),
                                     notes = 'damaged on purpose by bench/learn.sh' WHERE id = $cand"
-      "$PGMATE" learn --db "dbname=$DB" --run "$run" --iterations 1 "${opts[@]}" | grep '^iteration'
+      "$PGMATE" learn --db "dbname=$DB" --run "$run" --more 1 "${opts[@]}" | grep '^iteration'
     done
     q "SELECT iteration, decision, veto_level, round(pretrain_mix::numeric, 2), lr, excluded_games, score_vs_best
        FROM pgmate.learning_log WHERE run = '$run' ORDER BY iteration"

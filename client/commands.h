@@ -35,8 +35,9 @@ inline constexpr const char* kTrainUsage =
     "pgmate train [--db CONNINFO] --network ID --data QUERY [--holdout QUERY] [--steps N] [--batch B]\n"
     "             [--lr X] [--name NAME] [--option KEY=VALUE ...] [--worker ADDRESS]";
 inline constexpr const char* kLearnUsage =
-    "pgmate learn [--db CONNINFO] --run NAME --iterations N [--network ID] [--option KEY=VALUE ...]\n"
-    "             (the options: SELECT name, description FROM pgmate.learning_options)";
+    "pgmate learn [--db CONNINFO] --run NAME --iterations N|--more N [--network ID] [--option KEY=VALUE ...]\n"
+    "             (--iterations: until the run has N; --more: N more; the options: SELECT name, description\n"
+    "             FROM pgmate.learning_options)";
 inline constexpr const char* kExportUsage = "pgmate export [--db CONNINFO] [--where CONDITION] [--out FILE.pgn|-]";
 inline constexpr const char* kReportUsage = "pgmate report [--db CONNINFO] --run NAME --out FILE.html";
 

@@ -4,6 +4,7 @@
 // after each iteration its row of pgmate.learning_log is printed. Ctrl-C or a killed client
 // ends the backend's work at its next check (client_connection_check_interval): what was
 // in progress resumes with the same command.
+#include <algorithm>
 #include <chrono>
 #include <iostream>
 #include <map>
@@ -27,13 +28,17 @@ namespace {
 struct Options {
   std::string conninfo, run;
   int iterations = 1;
+  // --iterations N: until the run has N finished iterations, so the same command run again
+  // after a crash finishes the job (as pgmate selfplay --games and pgmate arena --games do);
+  // --more N: N more, whatever the run has.
+  bool more = false;
   std::string network;  // digits, or empty
   std::vector<std::pair<std::string, std::string>> options;  // --option KEY=VALUE
 };
 
 Options parse_options(const std::vector<std::string>& args) {
   Options o;
-  bool has_iterations = false;
+  int counts = 0;
   for (std::size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
     auto value = [&]() -> const std::string& {
@@ -45,9 +50,10 @@ Options parse_options(const std::vector<std::string>& args) {
     } else if (a == "--run") {
       o.run = value();
       if (o.run.empty()) throw UsageError("--run needs a name");
-    } else if (a == "--iterations") {
-      o.iterations = parse_count(value(), "--iterations", 0, 1000000);
-      has_iterations = true;
+    } else if (a == "--iterations" || a == "--more") {
+      o.iterations = parse_count(value(), a.c_str(), 0, 1000000);
+      o.more = a == "--more";
+      ++counts;
     } else if (a == "--network") {
       o.network = value();
       if (!std::regex_match(o.network, std::regex("[1-9][0-9]{0,17}")))
@@ -62,7 +68,8 @@ Options parse_options(const std::vector<std::string>& args) {
     }
   }
   if (o.run.empty()) throw UsageError("--run NAME is required");
-  if (!has_iterations) throw UsageError("--iterations N is required");
+  if (counts == 0) throw UsageError("--iterations N (the run's total) or --more N is required");
+  if (counts > 1) throw UsageError("give one of --iterations and --more, once");
   return o;
 }
 
@@ -120,7 +127,23 @@ int learn_command(const std::vector<std::string>& args) {
     // The backend stops soon after this client is gone, instead of at its next NOTICE.
     tx.exec("SET client_connection_check_interval = '1s'");
   });
-  for (int i = 0; i < o.iterations; ++i) {
+  // The run's finished iterations (0 before it exists).
+  const auto finished = [&] {
+    return with_db_errors([&] {
+      pqxx::nontransaction tx(*conn);
+      const pqxx::result r = tx.exec_params(
+          "SELECT iterations FROM pgmate.learning_runs WHERE name = $1 AND owner = pgmate.acting_role()", o.run);
+      return r.empty() ? 0 : r[0][0].as<int>();
+    });
+  };
+  // stop_after leaves the iteration in progress: one call, whatever the count.
+  const bool one_call = std::any_of(o.options.begin(), o.options.end(),
+                                    [](const auto& kv) { return kv.first == "stop_after"; });
+  const int start = finished();
+  const int calls = o.more ? o.iterations : std::max(0, o.iterations - start);
+  if (!o.more && calls == 0)
+    std::cout << "run " << o.run << " has " << start << " iterations already (--more N plays more)" << std::endl;
+  for (int i = 0; i < (one_call ? std::min(calls, 1) : calls); ++i) {
     with_db_errors([&] {
       pqxx::nontransaction tx(*conn);
       // A run held by another session is often held by one whose client has just gone

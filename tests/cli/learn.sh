@@ -114,9 +114,8 @@ bg_pid=
 check_match "worker killed: the error" "$(cat "$TMP/killed.out")" 'worker unavailable|08006'
 check "worker killed: whole iterations" "$(whole_iterations killed)" t
 q "SELECT pgmate.wait_for_worker()" >/dev/null
-# now to the end
-remaining=$(q "SELECT $ITERATIONS - iterations FROM pgmate.learning_runs WHERE name = 'killed'")
-"$PGMATE" learn --db "$db" --run killed --iterations "$remaining" "${opts[@]}" >>"$TMP/killed.out" 2>&1
+# now to the end: the same command again (--iterations is the run's total)
+"$PGMATE" learn --db "$db" --run killed --iterations $ITERATIONS "${opts[@]}" >>"$TMP/killed.out" 2>&1
 check "resumed: exit" "$?" 0
 check "resumed: iterations" "$(q "SELECT iterations FROM pgmate.learning_runs WHERE name = 'killed'")" "$ITERATIONS"
 whole_snapshot=$(snapshot whole)
@@ -150,6 +149,14 @@ kill "$holder" 2>/dev/null; wait "$holder" 2>/dev/null
 q "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = 'pgmate_learn_holder'" >/dev/null
 q "DROP ROLE pgmate_learn_nobody" >/dev/null
 
+# ---- --iterations is the run's total: again, it plays nothing; --more 1 goes on with one
+# more (the iteration begun above, stopped after its self-play again here)
+out=$("$PGMATE" learn --db "$db" --run whole --iterations $ITERATIONS "${opts[@]}" 2>&1)
+check_match "total reached: nothing played" "$out" "run whole has $ITERATIONS iterations already"
+check "total reached: iterations" "$(q "SELECT iterations FROM pgmate.learning_runs WHERE name = 'whole'")" "$ITERATIONS"
+out=$("$PGMATE" learn --db "$db" --run whole --more 1 --option stop_after=selfplay 2>&1)
+check_match "--more 1: one more iteration, in progress" "$out" "iteration $((ITERATIONS + 1)) stops after self-play, as asked"
+
 # ---- the report: one self-contained page
 "$PGMATE" report --db "$db" --run whole --out "$TMP/whole.html" >/dev/null 2>&1
 check "report: exit" "$?" 0
@@ -176,6 +183,11 @@ fi
 check "usage: no run" "$?" 2
 "$PGMATE" learn --db "$db" --run x --iterations 1 --option games=many >"$TMP/bad.out" 2>&1
 check "usage: a number option given a word" "$?" 2
+"$PGMATE" learn --db "$db" --run x --iterations 1 --option games=2.0 >"$TMP/bad.out" 2>&1
+check "usage: an integer option given 2.0" "$?" 2
+check_match "usage: 2.0 named" "$(cat "$TMP/bad.out")" '--option games needs a whole number, not "2.0"'
+"$PGMATE" learn --db "$db" --run x --iterations 1 --more 1 >"$TMP/bad.out" 2>&1
+check "usage: --iterations and --more" "$?" 2
 "$PGMATE" learn --db "$db" --run x --iterations 1 --option gamez=3 >"$TMP/bad.out" 2>&1
 check "usage: unknown option fails" "$?" 1
 check_match "usage: unknown option named" "$(cat "$TMP/bad.out")" 'unknown learn option "gamez"'
