@@ -165,6 +165,38 @@ SELECT i.decision, i.arena->'best'->>'sprt' AS verdict, i.arena->'best'->>'games
 FROM pgmate.learning_iterations i JOIN pgmate.learning_runs r ON r.id = i.run_id
 JOIN pgmate.matches m ON m.name = i.arena->'best'->>'match' WHERE r.name = 'sprt';
 
+-- a fresh optimizer warms up (iteration 1 of a run, and every iteration with
+-- optimizer_state fresh); a carried one goes on at the full rate
+SELECT r.name, i.iteration, (t.settings->>'warmup_steps')::int AS warmup_steps, t.settings ? 'optimizer_from' AS carried
+FROM pgmate.learning_iterations i JOIN pgmate.learning_runs r ON r.id = i.run_id
+JOIN pgmate.training_runs t ON t.id = i.training_run
+WHERE r.name IN ('promoting', 'fresh') ORDER BY r.name, i.iteration;
+
+-- a promotion undoes escalation: a run left at level 3 (learning rate halved, more
+-- pretraining, a share of self-play by the current network) promotes its candidate and is
+-- at its settings again
+SET client_min_messages = error;
+CALL pgmate.learn('restored', 0, :'promoting_options');
+RESET client_min_messages;
+UPDATE pgmate.learning_runs SET veto_level = 3, lr = lr / 2, pretrain_mix = 0.7, current_share = 0.3
+WHERE name = 'restored';
+SET client_min_messages = error;
+CALL pgmate.learn('restored', 1);
+RESET client_min_messages;
+SELECT i.decision, r.veto_level, r.lr = (r.settings->>'lr')::float8 AS lr_restored,
+       r.pretrain_mix = (r.settings->>'pretrain_mix')::float8 AS mix_restored, r.current_share
+FROM pgmate.learning_runs r JOIN pgmate.learning_iterations i ON i.run_id = r.id WHERE r.name = 'restored';
+
+-- a veto excludes the newest games of the window the candidate trained on, not of the
+-- whole run: 8 games of 10 plies, a window of 25 positions (3 games), 1 game excluded
+SET client_min_messages = error;
+CALL pgmate.learn('narrow', 1, jsonb_set(jsonb_set(:'options'::jsonb, '{games}', '8'), '{window}', '25'));
+RESET client_min_messages;
+SELECT i.decision, i.excluded_games,
+       (SELECT count(DISTINCT w.game_id) FROM pgmate.learning_window(r.id, 1) w) AS window_games_now,
+       (SELECT count(*) FROM pgmate.learning_games g WHERE g.run_id = r.id) AS games
+FROM pgmate.learning_runs r JOIN pgmate.learning_iterations i ON i.run_id = r.id WHERE r.name = 'narrow';
+
 -- what a run looks like
 SELECT run, iteration, decision, games, score_vs_best, veto_level FROM pgmate.learning_log ORDER BY run, iteration;
 SELECT left(pgmate.learning_chart('promoting'), 4) AS svg, pgmate.learning_chart('promoting') LIKE '%</svg>%' AS whole,

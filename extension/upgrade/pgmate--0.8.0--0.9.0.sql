@@ -365,6 +365,53 @@ CREATE OR REPLACE FUNCTION pgmate.learning_settings(given jsonb, stored jsonb DE
   END
   $$;
 
+-- The window of iteration `iteration` of a run: the newest `window` full-search positions
+-- of the run's self-play games so far (excluded games left out; 1 in sample_one_in per
+-- game; value target z, q or a mix), newest game first, with their games' ids (a veto
+-- excludes the newest of these games: pgmate.learning_escalation).
+CREATE FUNCTION pgmate.learning_window(run bigint, iteration int)
+  RETURNS TABLE (game_id bigint, ply int, board board, history board[], repetitions int, moves move[],
+                 policy real[], wdl real[])
+  LANGUAGE plpgsql STABLE
+  AS $$
+  #variable_conflict use_column
+  DECLARE
+    r pgmate.learning_runs;
+    s jsonb;
+    q_ratio float8;
+  BEGIN
+    SELECT * INTO r FROM pgmate.learning_runs WHERE id = run;
+    IF NOT FOUND THEN
+      RAISE EXCEPTION 'learning run % not found', run USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF r.owner <> pgmate.acting_role() THEN
+      RAISE EXCEPTION 'learning run % belongs to role %: only it may read the run''s training rows', run, r.owner
+        USING ERRCODE = 'insufficient_privilege';
+    END IF;
+    s := r.settings;
+    q_ratio := CASE s->>'value_target' WHEN 'z' THEN 0 WHEN 'q' THEN 1 ELSE (s->>'q_ratio')::float8 END;
+    RETURN QUERY
+      SELECT t.game_id, t.ply, t.board, t.history, t.repetitions, t.moves, t.policy,
+             CASE WHEN q_ratio = 0 THEN t.wdl
+                  ELSE ARRAY[(1 - q_ratio) * t.wdl[1] + q_ratio * greatest(t.q, 0),
+                             (1 - q_ratio) * t.wdl[2] + q_ratio * (1 - abs(t.q)),
+                             (1 - q_ratio) * t.wdl[3] + q_ratio * greatest(-t.q, 0)]::real[] END
+      FROM pgmate.training_targets t
+      WHERE t.game_id IN (SELECT lg.game_id FROM pgmate.learning_games lg
+                          WHERE lg.run_id = run AND lg.iteration <= learning_window.iteration
+                            AND NOT EXISTS (SELECT 1 FROM pgmate.learning_exclusions e
+                                            WHERE e.run_id = run AND e.game_id = lg.game_id))
+        AND t.full_search
+        AND ((s->>'sample_one_in')::int = 1
+             OR abs(hashint8(t.game_id * 4096 + t.ply + (s->>'seed')::bigint)) % (s->>'sample_one_in')::int = 0)
+      ORDER BY t.game_id DESC, t.ply
+      LIMIT (s->>'window')::bigint;
+  END
+  $$;
+REVOKE ALL ON FUNCTION pgmate.learning_window(bigint, int) FROM PUBLIC;
+COMMENT ON FUNCTION pgmate.learning_window(bigint, int) IS
+  'the window of an iteration of a learning run: its newest self-play positions, with their games'' ids';
+
 CREATE OR REPLACE FUNCTION pgmate.learning_data(run bigint, iteration int)
   RETURNS TABLE (board board, history board[], repetitions int, played move, moves move[], policy real[], wdl real[])
   LANGUAGE plpgsql STABLE
@@ -375,7 +422,6 @@ CREATE OR REPLACE FUNCTION pgmate.learning_data(run bigint, iteration int)
     s jsonb;
     window_rows bigint;
     mix float8;
-    q_ratio float8;
     pretrain_rows bigint;
   BEGIN
     SELECT * INTO r FROM pgmate.learning_runs WHERE id = run;
@@ -388,26 +434,13 @@ CREATE OR REPLACE FUNCTION pgmate.learning_data(run bigint, iteration int)
         USING ERRCODE = 'insufficient_privilege';
     END IF;
     s := r.settings;
-    q_ratio := CASE s->>'value_target' WHEN 'z' THEN 0 WHEN 'q' THEN 1 ELSE (s->>'q_ratio')::float8 END;
     -- the iteration's own pretraining share: as it was when the iteration began
     mix := coalesce((SELECT i.pretrain_mix FROM pgmate.learning_iterations i
                      WHERE i.run_id = run AND i.iteration = learning_data.iteration), r.pretrain_mix);
     RETURN QUERY
-      SELECT t.board, t.history, t.repetitions, NULL::move, t.moves, t.policy,
-             CASE WHEN q_ratio = 0 THEN t.wdl
-                  ELSE ARRAY[(1 - q_ratio) * t.wdl[1] + q_ratio * greatest(t.q, 0),
-                             (1 - q_ratio) * t.wdl[2] + q_ratio * (1 - abs(t.q)),
-                             (1 - q_ratio) * t.wdl[3] + q_ratio * greatest(-t.q, 0)]::real[] END
-      FROM pgmate.training_targets t
-      WHERE t.game_id IN (SELECT lg.game_id FROM pgmate.learning_games lg
-                          WHERE lg.run_id = run AND lg.iteration <= learning_data.iteration
-                            AND NOT EXISTS (SELECT 1 FROM pgmate.learning_exclusions e
-                                            WHERE e.run_id = run AND e.game_id = lg.game_id))
-        AND t.full_search
-        AND ((s->>'sample_one_in')::int = 1
-             OR abs(hashint8(t.game_id * 4096 + t.ply + (s->>'seed')::bigint)) % (s->>'sample_one_in')::int = 0)
-      ORDER BY t.game_id DESC, t.ply
-      LIMIT (s->>'window')::bigint;
+      SELECT w.board, w.history, w.repetitions, NULL::move, w.moves, w.policy, w.wdl
+      FROM pgmate.learning_window(run, iteration) w
+      ORDER BY w.game_id DESC, w.ply;
     GET DIAGNOSTICS window_rows = ROW_COUNT;
     pretrain_rows := CASE WHEN mix > 0 THEN floor(window_rows * mix / (1 - mix))::bigint ELSE 0 END;
     IF pretrain_rows > 0 THEN
@@ -605,6 +638,11 @@ CREATE OR REPLACE PROCEDURE pgmate.learn(run text, iterations int, options jsonb
             train_options := train_options || jsonb_build_object('optimizer_from', optimizer_from);
           END IF;
         END IF;
+        -- A fresh AdamW's first steps are sign descent (every weight moves by lr, noise or
+        -- not): its learning rate rises over the first steps instead.
+        IF optimizer_from IS NULL THEN
+          train_options := train_options || jsonb_build_object('warmup_steps', least((s->>'steps')::int, 20));
+        END IF;
         RAISE NOTICE 'learn: run "%" iteration %: training network % for % steps', run, k, r.current_network, s->'steps';
         CALL pgmate.train(r.current_network, data_query, (s->>'steps')::bigint, train_options, candidate);
         SELECT tr.id INTO training_run FROM pgmate.training_runs tr
@@ -714,11 +752,8 @@ CREATE OR REPLACE PROCEDURE pgmate.learn(run text, iterations int, options jsonb
         SELECT * INTO esc FROM pgmate.learning_escalation(least(r.veto_level + 1, 4), r.pretrain_mix, r.lr,
                                                           r.current_share);
         IF esc.exclude_share > 0 THEN
-          -- the newest share of the games the window could still use
-          WITH open_games AS (
-            SELECT lg.game_id AS id FROM pgmate.learning_games lg
-            WHERE lg.run_id = r.id AND lg.iteration <= k
-              AND NOT EXISTS (SELECT 1 FROM pgmate.learning_exclusions e WHERE e.run_id = r.id AND e.game_id = lg.game_id))
+          -- the newest share of the games of the window this iteration trained on
+          WITH open_games AS (SELECT DISTINCT w.game_id AS id FROM pgmate.learning_window(r.id, k) w)
           INSERT INTO pgmate.learning_exclusions (run_id, game_id, iteration)
           SELECT r.id, o.id, k FROM open_games o
           ORDER BY o.id DESC
@@ -734,7 +769,12 @@ CREATE OR REPLACE PROCEDURE pgmate.learn(run text, iterations int, options jsonb
         UPDATE pgmate.learning_runs
         SET iterations = k, current_network = candidate,
             best_network = CASE WHEN decision = 'promoted' THEN candidate ELSE best_network END,
-            veto_level = CASE WHEN decision = 'promoted' THEN 0 ELSE veto_level END, updated_at = now()
+            veto_level = CASE WHEN decision = 'promoted' THEN 0 ELSE veto_level END,
+            -- a promotion undoes what escalation changed
+            lr = CASE WHEN decision = 'promoted' THEN (settings->>'lr')::float8 ELSE lr END,
+            pretrain_mix = CASE WHEN decision = 'promoted' THEN (settings->>'pretrain_mix')::float8 ELSE pretrain_mix END,
+            current_share = CASE WHEN decision = 'promoted' THEN 0 ELSE current_share END,
+            updated_at = now()
         WHERE id = r.id;
       END IF;
       INSERT INTO pgmate.learning_iterations
