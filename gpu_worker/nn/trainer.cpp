@@ -248,6 +248,7 @@ struct Trainer::Impl {
   Network reference{nullptr};
   std::string reference_checksum = kNoReference;
   std::vector<std::pair<std::string, torch::Tensor>> parameters;
+  std::vector<bool> decayed;  // per parameter: whether weight decay applies
   std::vector<torch::Tensor> first_moment;   // sgd momentum, adamw exp_avg
   std::vector<torch::Tensor> second_moment;  // adamw exp_avg_sq
   std::int64_t step = 0;
@@ -283,18 +284,24 @@ struct Trainer::Impl {
     network->set_dropout_generator(generator);
     for (const auto& item : network->named_parameters(/*recurse=*/true)) {
       parameters.emplace_back(item.key(), item.value());
+      // Weight decay shrinks weights, not the gains and biases of normalisation layers and
+      // heads (one dimension) nor the attention's positional embedding.
+      decayed.push_back(item.value().dim() > 1 && item.key().find("position") == std::string::npos);
       first_moment.push_back(torch::zeros_like(item.value()));
       if (options.optimizer == "adamw") second_moment.push_back(torch::zeros_like(item.value()));
     }
   }
 
-  LossParts losses(const BatchTensors& b, bool training) {
+  // training: the step's losses (label smoothing). with_kl: the KL to the reference, which
+  // only training uses (a held-out measurement makes no reference pass unless asked).
+  LossParts losses(const BatchTensors& b, bool training, bool with_kl) {
     NetworkOutput out;
     torch::Tensor reference_log_p;
+    const bool with_reference = reference && with_kl;
     {
       torch_compat::CudaAutocastScope autocast_scope(autocast);
       out = network->forward(b.planes);
-      if (reference) {
+      if (with_reference) {
         torch::NoGradGuard no_grad;
         reference_log_p = legal_log_softmax(reference->forward(b.planes).policy, b);
       }
@@ -310,12 +317,12 @@ struct Trainer::Impl {
     parts.policy = (-(target * log_p).sum(1) * b.weight).sum();
     const auto wdl_log_p = torch::log_softmax(out.wdl.to(torch::kFloat32), 1);
     parts.value = (-(b.wdl * wdl_log_p).sum(1) * b.weight).sum();
-    if (reference) {
+    if (with_reference) {
       parts.kl = ((log_p.exp() * (log_p - reference_log_p)).sum(1) * b.weight).sum();
     } else {
       parts.kl = torch::zeros({}, log_p.options());
     }
-    const double kl_w = reference ? kl_weight : 0.0;
+    const double kl_w = with_reference ? kl_weight : 0.0;
     parts.total = parts.policy + options.value_weight * parts.value + kl_w * parts.kl;
 
     torch::NoGradGuard no_grad;
@@ -342,7 +349,7 @@ struct Trainer::Impl {
       for (std::size_t i = 0; i < parameters.size(); ++i) {
         torch::Tensor& p = parameters[i].second;
         torch::Tensor g = p.grad();
-        if (wd > 0) g = g.add(p, wd);
+        if (wd > 0 && decayed[i]) g = g.add(p, wd);
         torch::Tensor& buffer = first_moment[i];
         buffer.mul_(options.momentum).add_(g);
         const torch::Tensor direction = options.nesterov ? g.add(buffer, options.momentum) : buffer;
@@ -356,7 +363,7 @@ struct Trainer::Impl {
     for (std::size_t i = 0; i < parameters.size(); ++i) {
       torch::Tensor& p = parameters[i].second;
       const torch::Tensor& g = p.grad();
-      if (wd > 0) p.mul_(1 - lr * wd);
+      if (wd > 0 && decayed[i]) p.mul_(1 - lr * wd);
       first_moment[i].mul_(options.beta1).add_(g, 1 - options.beta1);
       second_moment[i].mul_(options.beta2).addcmul_(g, g, 1 - options.beta2);
       const torch::Tensor denominator = (second_moment[i].sqrt() / std::sqrt(bias2)).add_(options.eps);
@@ -370,7 +377,7 @@ struct Trainer::Impl {
     network->train();
     generator.set_current_seed(step_seed(options.seed, step));
     clear_gradients();
-    const LossParts parts = losses(b, /*training=*/true);
+    const LossParts parts = losses(b, /*training=*/true, /*with_kl=*/true);
 
     StepMetrics m;
     m.step = step;
@@ -419,14 +426,14 @@ struct Trainer::Impl {
     return m;
   }
 
-  EvalMetrics evaluate(const TrainBatch& batch) {
+  EvalMetrics evaluate(const TrainBatch& batch, bool with_kl) {
     torch_compat::StreamScope stream(device);
     const BatchTensors b = to_tensors(batch, device);
     torch::NoGradGuard no_grad;
     network->eval();
     LossParts parts;
     try {
-      parts = losses(b, /*training=*/false);
+      parts = losses(b, /*training=*/false, with_kl);
     } catch (...) {
       network->train();
       throw;
@@ -581,7 +588,7 @@ Trainer& Trainer::operator=(Trainer&&) noexcept = default;
 Trainer::~Trainer() = default;
 
 StepMetrics Trainer::step(const TrainBatch& batch) { return impl_->train_step(batch); }
-EvalMetrics Trainer::evaluate(const TrainBatch& batch) { return impl_->evaluate(batch); }
+EvalMetrics Trainer::evaluate(const TrainBatch& batch, bool with_kl) { return impl_->evaluate(batch, with_kl); }
 std::string Trainer::weights() const { return save_network(impl_->network); }
 std::string Trainer::state() const { return impl_->state(); }
 std::int64_t Trainer::steps_done() const { return impl_->step; }

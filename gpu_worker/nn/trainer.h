@@ -81,8 +81,9 @@ class Trainer {
   StepMetrics step(const TrainBatch& batch);
 
   // The batch's losses in eval mode (no dropout, no gradient, no label smoothing); changes
-  // nothing.
-  EvalMetrics evaluate(const TrainBatch& batch);
+  // nothing. The KL to the reference (a second forward pass) only with with_kl: a held-out
+  // measurement does not use it.
+  EvalMetrics evaluate(const TrainBatch& batch, bool with_kl = false);
 
   // The current weights: network.h's safetensors file, loadable by load_network.
   std::string weights() const;

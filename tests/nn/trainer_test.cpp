@@ -107,6 +107,18 @@ std::vector<float> all_floats(const std::string& weights) {
   return out;
 }
 
+// Per float of all_floats: whether weight decay applies to it (a weight of two or more
+// dimensions, not the positional embedding).
+std::vector<bool> decayed_floats(const std::string& weights) {
+  const nn::SafetensorsView view = nn::parse_safetensors(weights);
+  std::vector<bool> out;
+  for (const auto& t : view.tensors) {
+    const bool decayed = t.shape.size() > 1 && t.name.find("position") == std::string::npos;
+    out.insert(out.end(), view.bytes(t).size() / 4, decayed);
+  }
+  return out;
+}
+
 double max_abs_diff(const std::vector<float>& a, const std::vector<float>& b) {
   EXPECT_EQ(a.size(), b.size());
   double m = 0;
@@ -405,10 +417,15 @@ TEST(Trainer, PositionWithoutLegalMoves) {
 
 // One step from the same weights: SGD moves by -lr * (g + wd * p), Nesterov's first step by
 // -(1 + momentum) * lr * g; AdamW's first step by about -lr * sign(g) after shrinking p by
-// (1 - lr * wd); clipping scales the update to the clip norm.
+// (1 - lr * wd); clipping scales the update to the clip norm. Weight decay applies to
+// weights, not to gains, biases and the positional embedding.
 TEST(Trainer, SgdAndAdamWUpdates) {
   const std::string weights = tiny_weights(7);
   const auto p0 = all_floats(weights);
+  const auto decayed = decayed_floats(weights);
+  ASSERT_EQ(decayed.size(), p0.size());
+  EXPECT_GT(std::count(decayed.begin(), decayed.end(), true), 0);
+  EXPECT_GT(std::count(decayed.begin(), decayed.end(), false), 0);
   const auto batch = make_batch(6, 16, false);
   const auto delta = [&](const std::string& json, nn::StepMetrics* metrics = nullptr) {
     nn::Trainer t(kTiny, weights, std::nullopt, options(json));
@@ -424,7 +441,7 @@ TEST(Trainer, SgdAndAdamWUpdates) {
   const auto nesterov = delta(R"({"dropout": 0, "lr": 0.01, "weight_decay": 0, "nesterov": true})");
   double norm = 0;
   for (std::size_t i = 0; i < sgd.size(); ++i) {
-    ASSERT_NEAR(sgd_wd[i], sgd[i] - 0.01 * 0.1 * p0[i], 1e-6) << i;
+    ASSERT_NEAR(sgd_wd[i], sgd[i] - (decayed[i] ? 0.01 * 0.1 * p0[i] : 0), 1e-6) << i;
     ASSERT_NEAR(nesterov[i], 1.9 * sgd[i], 1e-6) << i;
     norm += sgd[i] * sgd[i];
   }
@@ -445,7 +462,7 @@ TEST(Trainer, SgdAndAdamWUpdates) {
     if (std::abs(sgd[i]) > 1e-6) {
       ASSERT_GT(adamw[i] * sgd[i], 0.0) << i;  // the same direction as SGD's
     }
-    ASSERT_NEAR(adamw_wd[i], adamw[i] - 0.001 * 0.5 * p0[i], 1e-6) << i;
+    ASSERT_NEAR(adamw_wd[i], adamw[i] - (decayed[i] ? 0.001 * 0.5 * p0[i] : 0), 1e-6) << i;
   }
   EXPECT_GT(full_steps, static_cast<int>(adamw.size()) / 2);
 }
@@ -481,22 +498,30 @@ TEST(Trainer, OverfitsAFixedBatch) {
 TEST(Trainer, KlTermAndAdaptiveWeight) {
   const std::string weights = tiny_weights(9);
   const auto batch = make_batch(6, 18, false);
+  // A held-out measurement makes no reference pass unless asked: KL 0, not in the total.
+  {
+    nn::Trainer other(kTiny, weights, tiny_weights(10), options(R"({"kl_weight": 0.5, "dropout": 0})"));
+    const auto plain = other.evaluate(batch);
+    EXPECT_EQ(plain.kl, 0.0);
+    EXPECT_NEAR(plain.total_loss, plain.policy_loss + plain.value_loss, 1e-5);
+    EXPECT_GT(other.evaluate(batch, true).kl, 1e-3);
+  }
   // Reference == current: KL 0 (and, in evaluate, exactly 0).
   nn::Trainer same(kTiny, weights, weights, options(R"({"kl_weight": 0.5, "dropout": 0})"));
-  EXPECT_EQ(same.evaluate(batch).kl, 0.0);
+  EXPECT_EQ(same.evaluate(batch, true).kl, 0.0);
   const auto first = same.step(batch);
   EXPECT_NEAR(first.kl, 0.0, 1e-6);
   EXPECT_EQ(first.kl_weight, 0.5);
   EXPECT_NEAR(first.total_loss, first.policy_loss + first.value_loss, 1e-5);
   // After the step the network moved away from the reference.
-  const auto later = same.evaluate(batch);
+  const auto later = same.evaluate(batch, true);
   EXPECT_GT(later.kl, 1e-6);
   // Another reference: KL > 0, counted in the total.
   nn::Trainer other(kTiny, weights, tiny_weights(10), options(R"({"kl_weight": 0.5, "dropout": 0})"));
   const auto m = other.step(batch);
   EXPECT_GT(m.kl, 1e-3);
   EXPECT_NEAR(m.total_loss, m.policy_loss + m.value_loss + 0.5 * m.kl, 1e-5);
-  const auto e = other.evaluate(batch);
+  const auto e = other.evaluate(batch, true);
   EXPECT_EQ(e.kl_weight, 0.5);
   EXPECT_NEAR(e.total_loss, e.policy_loss + e.value_loss + 0.5 * e.kl, 1e-5);
   // The KL pulls toward the reference: a step with a large KL weight lowers the KL more.
@@ -504,7 +529,7 @@ TEST(Trainer, KlTermAndAdaptiveWeight) {
   nn::Trainer free(kTiny, weights, tiny_weights(10), options(R"({"kl_weight": 0, "dropout": 0, "lr": 0.01})"));
   pulled.step(batch);
   free.step(batch);
-  EXPECT_LT(pulled.evaluate(batch).kl, free.evaluate(batch).kl);
+  EXPECT_LT(pulled.evaluate(batch, true).kl, free.evaluate(batch, true).kl);
 
   // Adaptive: KL above target * factor multiplies the weight by factor, up to the maximum;
   // below target / factor divides it, down to kl_weight.
