@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The pretraining recipe (make pretrain): on a fresh database `pgmate_pretrain` of the
-# project's server, a corpus of Stockfish games from ECO openings (pgmate arena), a small
-# network trained on the CPU from their positions with every tenth game held out (pgmate
-# train), its held-out accuracy against the uniform baseline, and a 40-game match of the
+# project's server, a corpus of Stockfish games from ECO openings (pgmate arena; the two
+# sides at different node counts, so no game is played twice), a small network trained on
+# the CPU from their positions with every tenth opening line held out (pgmate train), its held-out accuracy against the uniform baseline, and a 40-game match of the
 # trained network against pure MCTS at the same number of simulations. The chart of the
 # run goes to build/pretrain-chart.svg.
 #
@@ -42,14 +42,32 @@ q "CREATE EXTENSION pgmate"
 q "SELECT pgmate.wait_for_worker('60 s')" >/dev/null
 "$pgmate" import --openings --db "dbname=$db" >/dev/null
 
-say "corpus: $games Stockfish games (nodes=$nodes) from ECO openings"
+# Stockfish at fixed nodes is deterministic: the same engine on both sides would play each
+# opening's pair as one game twice. The sides search different node counts, so a pair's
+# games differ.
+nodes_b=$(( nodes * 6 / 5 ))
+say "corpus: $games Stockfish games (nodes=$nodes against nodes=$nodes_b) from ECO openings"
 "$pgmate" arena --db "dbname=$db" --name corpus --games "$games" --openings eco --parallel 2 --max-plies 200 \
-  --quiet "uci:$stockfish:nodes=$nodes" "uci:$stockfish:nodes=$nodes"
-q "SELECT count(*) || ' games, ' || (SELECT count(*) FROM pgmate.game_targets) || ' positions' FROM pgmate.games"
+  --quiet "uci:$stockfish:nodes=$nodes" "uci:$stockfish:nodes=$nodes_b"
 
-# Held out by game: every tenth game, never seen in training.
-train="SELECT board, history, repetitions, played, z FROM pgmate.game_targets WHERE hashint8(game_id) % 10 <> 0"
-holdout="SELECT board, history, repetitions, played, z FROM pgmate.game_targets WHERE hashint8(game_id) % 10 = 0"
+# Training and held-out rows: one game of each set of copies (game_hash), the book moves of
+# the opening left out (scripted, and shared by every game of the line), and held out by
+# opening line (every tenth ECO line): no held-out game has a twin, or a game from the same
+# line, in training.
+corpus="SELECT t.board, t.history, t.repetitions, t.played, t.z FROM pgmate.game_targets t
+        JOIN pgmate.games g ON g.id = t.game_id
+        WHERE g.id IN (SELECT min(c.id) FROM pgmate.games c JOIN pgmate.matches m ON m.id = c.match_id
+                       WHERE m.name = 'corpus' GROUP BY c.game_hash)
+          AND t.ply >= (g.arena->>'opening_plies')::int"
+train="$corpus AND hashtext(g.arena->>'opening') % 10 <> 0"
+holdout="$corpus AND hashtext(g.arena->>'opening') % 10 = 0"
+q "SELECT count(*) || ' games, ' || count(DISTINCT game_hash) || ' distinct; '
+          || (SELECT count(*) FROM ($train) t) || ' training positions, '
+          || (SELECT count(*) FROM ($holdout) h) || ' held-out positions' FROM pgmate.games WHERE source = 'arena'"
+q "SELECT 'held-out games with a copy in training: ' || count(*) FROM pgmate.games h
+   WHERE hashtext(h.arena->>'opening') % 10 = 0 AND h.match_id IS NOT NULL
+     AND EXISTS (SELECT 1 FROM pgmate.games t WHERE t.game_hash = h.game_hash AND t.match_id = h.match_id
+                 AND hashtext(t.arena->>'opening') % 10 <> 0)"
 case $network in
   \{*) config=$network ;;
   *) config="{\"preset\": \"$network\"}" ;;
@@ -67,10 +85,9 @@ trained=$(q "SELECT new_network FROM pgmate.training_runs WHERE network_id = $ne
 say "held-out accuracy (games never trained on) against the uniform baseline"
 q "SELECT 'held-out positions ' || positions || ': top-1 ' || round(100 * top1::numeric, 1) || '%, policy cross-entropy '
           || round(policy_cross_entropy::numeric, 3) || ', WDL cross-entropy ' || round(wdl_cross_entropy::numeric, 3)
-     FROM pgmate.network_accuracy($trained, '$holdout')"
+     FROM pgmate.network_accuracy($trained, \$q\$$holdout\$q\$)"
 q "SELECT 'uniform baseline: ' || round(100 * avg(1.0 / n), 1) || '% (1 / legal moves)'
-     FROM (SELECT (SELECT count(*) FROM legal_moves(board)) AS n FROM pgmate.game_targets
-           WHERE hashint8(game_id) % 10 = 0) t"
+     FROM (SELECT (SELECT count(*) FROM legal_moves(h.board)) AS n FROM ($holdout) h) t"
 
 say "match: net:$trained:$simulations against mcts:$simulations, $match_games games"
 "$pgmate" arena --db "dbname=$db" --name "pretrained vs mcts" --games "$match_games" --openings eco --parallel 2 \
