@@ -360,6 +360,28 @@ CREATE FUNCTION pgmate.learning_escalation(level int, pretrain_mix float8, lr fl
 COMMENT ON FUNCTION pgmate.learning_escalation(int, float8, float8, float8) IS
   'a veto''s escalation at a level (1..4): share of the window''s newest games to exclude, new pretraining share, learning rate and share of self-play games played by the current network';
 
+-- Run `run`'s row, for its owner only: the training rows of a run come from its stored
+-- settings (pretrain_data is a query), which run with no other role's rights (22023 for no
+-- such run, 42501 for another role's).
+CREATE FUNCTION pgmate.own_learning_run(run bigint) RETURNS pgmate.learning_runs
+  LANGUAGE plpgsql STABLE
+  AS $$
+  DECLARE r pgmate.learning_runs;
+  BEGIN
+    SELECT * INTO r FROM pgmate.learning_runs WHERE id = run;
+    IF NOT FOUND THEN
+      RAISE EXCEPTION 'learning run % not found', run USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF r.owner <> pgmate.acting_role() THEN
+      RAISE EXCEPTION 'learning run % belongs to role %: only it may read the run''s training rows', run, r.owner
+        USING ERRCODE = 'insufficient_privilege';
+    END IF;
+    RETURN r;
+  END
+  $$;
+COMMENT ON FUNCTION pgmate.own_learning_run(bigint) IS
+  'a learning run''s row, for its owner only (42501 for another role)';
+
 -- The window of iteration `iteration` of a run: the newest `window` full-search positions
 -- of the run's self-play games so far (excluded games left out; 1 in sample_one_in per
 -- game; value target z, q or a mix), newest game first, with their games' ids (a veto
@@ -375,14 +397,7 @@ CREATE FUNCTION pgmate.learning_window(run bigint, iteration int)
     s jsonb;
     q_ratio float8;
   BEGIN
-    SELECT * INTO r FROM pgmate.learning_runs WHERE id = run;
-    IF NOT FOUND THEN
-      RAISE EXCEPTION 'learning run % not found', run USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF r.owner <> pgmate.acting_role() THEN
-      RAISE EXCEPTION 'learning run % belongs to role %: only it may read the run''s training rows', run, r.owner
-        USING ERRCODE = 'insufficient_privilege';
-    END IF;
+    r := pgmate.own_learning_run(run);
     s := r.settings;
     q_ratio := CASE s->>'value_target' WHEN 'z' THEN 0 WHEN 'q' THEN 1 ELSE (s->>'q_ratio')::float8 END;
     RETURN QUERY
@@ -423,15 +438,8 @@ CREATE FUNCTION pgmate.learning_data(run bigint, iteration int)
     mix float8;
     pretrain_rows bigint;
   BEGIN
-    SELECT * INTO r FROM pgmate.learning_runs WHERE id = run;
-    IF NOT FOUND THEN
-      RAISE EXCEPTION 'learning run % not found', run USING ERRCODE = 'invalid_parameter_value';
-    END IF;
     -- The run's pretrain_data is its owner's query: it runs with its owner's rights only.
-    IF r.owner <> pgmate.acting_role() THEN
-      RAISE EXCEPTION 'learning run % belongs to role %: only it may read the run''s training rows', run, r.owner
-        USING ERRCODE = 'insufficient_privilege';
-    END IF;
+    r := pgmate.own_learning_run(run);
     s := r.settings;
     -- the iteration's own pretraining share: as it was when the iteration began
     mix := coalesce((SELECT i.pretrain_mix FROM pgmate.learning_iterations i
@@ -869,12 +877,12 @@ COMMENT ON FUNCTION pgmate.learning_run_id(text) IS
 -- or whose session ended, is idle at once).
 CREATE VIEW pgmate.learning_status AS
   SELECT r.name AS run, r.owner, r.iterations, r.best_network,
-         CASE WHEN pgmate.session_is_working(r.holder_pid, r.holder_backend_start, r.holder_since)
-              THEN 'running' ELSE 'idle' END AS status,
-         CASE WHEN pgmate.session_is_working(r.holder_pid, r.holder_backend_start, r.holder_since)
-              THEN r.holder_pid END AS pid,
+         CASE WHEN h.working THEN 'running' ELSE 'idle' END AS status,
+         CASE WHEN h.working THEN r.holder_pid END AS pid,
          r.updated_at
-  FROM pgmate.learning_runs r;
+  FROM pgmate.learning_runs r
+  CROSS JOIN LATERAL (SELECT pgmate.session_is_working(r.holder_pid, r.holder_backend_start, r.holder_since)
+                        AS working) h;
 COMMENT ON VIEW pgmate.learning_status IS
   'each learning run: owner, finished iterations, best network, and whether a session works on it now (its pid)';
 
