@@ -151,7 +151,10 @@ class UciEngine {
     for (;;) {
       const int done = search_->simulations_done() - start;
       const auto elapsed = Clock::now() - started;
-      if (stop_ || (node_limit > 0 && done >= node_limit) || (budget.count() > 0 && elapsed >= budget)) break;
+      // At least one simulation, which expands the root: a stop (or the end of the input)
+      // that comes first still gets a move.
+      if (done > 0 && (stop_ || (node_limit > 0 && done >= node_limit) || (budget.count() > 0 && elapsed >= budget)))
+        break;
       if (search_->finished()) {
         const std::int64_t next = done + kStep;
         search_->set_simulations(start + int(node_limit > 0 ? std::min(node_limit, next) : next));

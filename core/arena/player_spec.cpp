@@ -17,7 +17,7 @@ namespace {
 constexpr const char* kSearchKeys[] = {"simulations",     "c_puct",           "fpu_reduction", "fpu_reduction_root",
                                        "noise",           "dirichlet_alpha",  "dirichlet_weight", "temperature",
                                        "temperature_plies", "search",         "gumbel_considered", "c_visit",
-                                       "c_scale"};
+                                       "c_scale",         "q_normalise"};
 
 [[noreturn]] void fail(const std::string& problem) { throw std::invalid_argument("player spec: " + problem); }
 
@@ -36,10 +36,11 @@ bool is_search_key(std::string_view key) {
   return false;
 }
 
+// The shortest text that reads back as the same float (0.1, not 0.100000001).
 std::string number_text(float v) {
   char buf[32];
-  std::snprintf(buf, sizeof buf, "%.9g", double(v));
-  return buf;
+  const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
+  return ec == std::errc() ? std::string(buf, end) : std::to_string(v);
 }
 
 // "k=v,k=v" -> fields (values may hold blanks: "Skill Level=0").
@@ -131,7 +132,7 @@ PlayerSpec player_spec_from_fields(const std::vector<std::pair<std::string, std:
            (spec.type == PlayerType::kRandom ? "" : " (known: network, simulations, c_puct, fpu_reduction, "
                                                     "fpu_reduction_root, noise, dirichlet_alpha, dirichlet_weight, "
                                                     "temperature, temperature_plies, search, gumbel_considered, "
-                                                    "c_visit, c_scale)"));
+                                                    "c_visit, c_scale, q_normalise)"));
     try {
       mcts::set_option(search, key, value);
     } catch (const std::invalid_argument& e) {
@@ -225,6 +226,7 @@ std::string to_json(const PlayerSpec& s) {
       field("gumbel_considered", std::to_string(s.search.gumbel_considered));
       field("c_visit", number_text(s.search.gumbel_c_visit));
       field("c_scale", number_text(s.search.gumbel_c_scale));
+      field("q_normalise", std::string("\"") + mcts::q_normalise_name(s.search.gumbel_q_normalise) + "\"");
     }
   }
   if (s.type == PlayerType::kUci) {
@@ -274,7 +276,9 @@ std::string display_name(const PlayerSpec& s) {
       if (s.search.gumbel_considered != defaults.search.gumbel_considered)
         extras.push_back("gumbel_considered=" + std::to_string(s.search.gumbel_considered));
       differs("c_visit", s.search.gumbel_c_visit, defaults.search.gumbel_c_visit);
-      differs("c_scale", s.search.gumbel_c_scale, defaults.search.gumbel_c_scale);
+      if (s.search.gumbel_q_normalise != defaults.search.gumbel_q_normalise)
+        extras.push_back(std::string("q_normalise=") + mcts::q_normalise_name(s.search.gumbel_q_normalise));
+      differs("c_scale", s.search.gumbel_c_scale, mcts::default_c_scale(s.search.gumbel_q_normalise));
     }
   }
   for (std::size_t i = 0; i < extras.size(); ++i) name += (i ? "," : ":") + extras[i];

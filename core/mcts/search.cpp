@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <stdexcept>
+#include <string>
 
 #include "chess/fen.h"
 #include "chess/movegen.h"
@@ -15,6 +16,7 @@ namespace {
 struct Node {
   std::vector<Node> children;
   double value_sum = 0;         // sum of W - L, from the view of the player who moved here
+  double draw_sum = 0;          // sum of draw probabilities (the same from either side)
   std::uint32_t visits = 0;
   std::uint32_t in_flight = 0;  // leaves below handed out and not yet evaluated
   float prior = 0;
@@ -22,6 +24,7 @@ struct Node {
   // here, as evaluated (or found in the cache); exact for a node that ends the game; NaN
   // until then.
   float nn_value = std::numeric_limits<float>::quiet_NaN();
+  float nn_draw = 0;            // the evaluator's draw probability of this position
   chess::Move move;
   Bound bound = Bound::kNone;
   std::uint16_t bound_plies = 0;
@@ -30,6 +33,7 @@ struct Node {
 };
 
 float exact_value(Bound b) { return b == Bound::kWin ? 1.0f : b == Bound::kLoss ? -1.0f : 0.0f; }
+float exact_draw(Bound b) { return b == Bound::kDraw ? 1.0f : 0.0f; }
 
 size_t count_nodes(const Node& n) {
   size_t total = 1;
@@ -94,6 +98,16 @@ int ceil_log2(int n) {
 }
 
 }  // namespace
+
+const char* q_normalise_name(QNormalise q) { return q == QNormalise::kMinMax ? "minmax" : "bounds"; }
+
+QNormalise parse_q_normalise(std::string_view text) {
+  if (text == "bounds") return QNormalise::kBounds;
+  if (text == "minmax") return QNormalise::kMinMax;
+  throw std::invalid_argument("\"" + std::string(text.substr(0, 40)) + "\" is not bounds or minmax");
+}
+
+float default_c_scale(QNormalise q) { return q == QNormalise::kMinMax ? 0.1f : 1.0f; }
 
 std::vector<std::uint32_t> sequential_halving_schedule(int considered, int simulations) {
   std::vector<std::uint32_t> schedule;
@@ -201,6 +215,7 @@ struct Search::Impl {
     // it on the path, as far as the window reaches.
     const size_t after_root = std::min(depth, with_this.size());
     node.nn_value = -eval.value();
+    node.nn_draw = eval.draw;
     node.children.resize(size_t(moves.size));
     for (int i = 0; i < moves.size; ++i) {
       Node& c = node.children[size_t(i)];
@@ -219,7 +234,10 @@ struct Search::Impl {
         c.bound_plies = 1;
         c.repetition = true;
       }
-      if (c.bound != Bound::kNone) c.nn_value = exact_value(c.bound);
+      if (c.bound != Bound::kNone) {
+        c.nn_value = exact_value(c.bound);
+        c.nn_draw = exact_draw(c.bound);
+      }
     }
     node.expanded = true;
     update_bound(node);
@@ -268,38 +286,56 @@ struct Search::Impl {
   // The completed Q of each root move, mover's view: exact for a proven move, the mean
   // value for a visited one, and for the others the mixed value: the root's evaluation
   // averaged with the prior-weighted Q of the visited moves, weighted by their visits.
-  std::vector<float> completed_q() const {
+  // With draws, the same for the draw probability (for the root value's estimate).
+  std::vector<float> completed_q(std::vector<float>* draws = nullptr) const {
     const float evaluated = finite(root.nn_value) ? -root.nn_value : 0.0f;
-    double visits = 0, visited_prior = 0, weighted_q = 0;
-    std::vector<float> q(root.children.size(), 0.0f);
+    double visits = 0, visited_prior = 0, weighted_q = 0, weighted_d = 0;
+    std::vector<float> q(root.children.size(), 0.0f), d(root.children.size(), 0.0f);
     for (size_t i = 0; i < root.children.size(); ++i) {
       const Node& c = root.children[i];
-      if (c.bound != Bound::kNone)
+      if (c.bound != Bound::kNone) {
         q[i] = exact_value(c.bound);
-      else if (c.visits > 0)
+        d[i] = exact_draw(c.bound);
+      } else if (c.visits > 0) {
         q[i] = float(c.value_sum / c.visits);
+        d[i] = float(c.draw_sum / c.visits);
+      }
       if (c.visits == 0) continue;
       const double prior = raw_prior(i);
       visits += c.visits;
       visited_prior += prior;
       weighted_q += prior * q[i];
+      weighted_d += prior * d[i];
     }
-    const float mixed = visits > 0 && visited_prior > 0
-                            ? float((evaluated + visits * weighted_q / visited_prior) / (1 + visits))
-                            : evaluated;
+    const bool mix = visits > 0 && visited_prior > 0;
+    const float mixed = mix ? float((evaluated + visits * weighted_q / visited_prior) / (1 + visits)) : evaluated;
+    const float mixed_draw =
+        mix ? float((root.nn_draw + visits * weighted_d / visited_prior) / (1 + visits)) : root.nn_draw;
     for (size_t i = 0; i < root.children.size(); ++i)
-      if (root.children[i].bound == Bound::kNone && root.children[i].visits == 0) q[i] = mixed;
+      if (root.children[i].bound == Bound::kNone && root.children[i].visits == 0) {
+        q[i] = mixed;
+        d[i] = mixed_draw;
+      }
+    if (draws) *draws = std::move(d);
     return q;
   }
 
-  // log prior + sigma(completed Q rescaled to [0, 1] over the legal moves), plus g when
+  // log prior + sigma(completed Q brought to [0, 1], see QNormalise), plus g when
   // with_gumbel: the score sequential halving and the move choice maximise; without g the
-  // logits of the improved policy. The range leaves out proven losses when a move is not
-  // lost (they are never chosen: their -1 would only squeeze the others' differences).
+  // logits of the improved policy. A min-max range leaves out proven losses when a move is
+  // not lost (they are never chosen: their -1 would only squeeze the others' differences).
   std::vector<float> gumbel_scores(bool with_gumbel) const {
     const std::vector<float> q = completed_q();
     std::vector<float> scores(q.size(), 0.0f);
     if (q.empty()) return scores;
+    std::uint32_t most_visits = 0;
+    for (const Node& c : root.children) most_visits = std::max(most_visits, c.visits);
+    const float scale = (params.gumbel_c_visit + float(most_visits)) * params.gumbel_c_scale;
+    const auto g = [&](size_t i) { return with_gumbel && i < gumbel.size() ? gumbel[i] : 0.0f; };
+    if (params.gumbel_q_normalise == QNormalise::kBounds) {
+      for (size_t i = 0; i < q.size(); ++i) scores[i] = logit(i) + scale * (q[i] + 1.0f) / 2.0f + g(i);
+      return scores;
+    }
     const bool any_open = std::any_of(root.children.begin(), root.children.end(),
                                       [](const Node& c) { return c.bound != Bound::kLoss; });
     float low = std::numeric_limits<float>::infinity(), high = -low;
@@ -309,13 +345,10 @@ struct Search::Impl {
         high = std::max(high, q[i]);
       }
     const float range = high - low;
-    std::uint32_t most_visits = 0;
-    for (const Node& c : root.children) most_visits = std::max(most_visits, c.visits);
-    const float scale = (params.gumbel_c_visit + float(most_visits)) * params.gumbel_c_scale;
     for (size_t i = 0; i < q.size(); ++i) {
       // All alike: no move stands out, any constant will do.
       const float rescaled = range > 1e-8f ? std::max(0.0f, (q[i] - low) / range) : 0.5f;
-      scores[i] = logit(i) + scale * rescaled + (with_gumbel && i < gumbel.size() ? gumbel[i] : 0.0f);
+      scores[i] = logit(i) + scale * rescaled + g(i);
     }
     return scores;
   }
@@ -446,13 +479,15 @@ struct Search::Impl {
     return best;
   }
 
-  // value: W - L from the view of the player who moved into the last node of the path.
-  void backup(const std::vector<Node*>& p, float value, bool virtual_loss) {
+  // value: W - L from the view of the player who moved into the last node of the path;
+  // draw: the leaf's draw probability (the same for both sides).
+  void backup(const std::vector<Node*>& p, float value, float draw, bool virtual_loss) {
     for (size_t i = p.size(); i-- > 0;) {
       Node& n = *p[i];
       if (i + 1 < p.size() && p[i + 1]->bound != Bound::kNone) update_bound(n);
       n.visits += 1;
       n.value_sum += value;
+      n.draw_sum += draw;
       if (virtual_loss) n.in_flight -= 1;
       value = -value;
     }
@@ -461,6 +496,9 @@ struct Search::Impl {
 
   float leaf_value(const Node& leaf, const EvalResult& eval) {
     return leaf.bound != Bound::kNone ? exact_value(leaf.bound) : -eval.value();
+  }
+  float leaf_draw(const Node& leaf, const EvalResult& eval) {
+    return leaf.bound != Bound::kNone ? exact_draw(leaf.bound) : eval.draw;
   }
 
   enum class Descent { kQueued, kDone, kCollision };
@@ -477,7 +515,7 @@ struct Search::Impl {
     line.push_back(b);
     for (;;) {
       if (node != &root && node->bound != Bound::kNone) {
-        backup(path, exact_value(node->bound), false);
+        backup(path, exact_value(node->bound), exact_draw(node->bound), false);
         return Descent::kDone;
       }
       if (!node->expanded) break;
@@ -507,7 +545,7 @@ struct Search::Impl {
       if (const EvalResult* hit = cache->find(cache_key, request.moves.size())) {
         const EvalResult result = *hit;
         expand(*node, b, recent, path.size() - 1, result);
-        backup(path, leaf_value(*node, result), false);
+        backup(path, leaf_value(*node, result), leaf_draw(*node, result), false);
         return Descent::kDone;
       }
     }
@@ -623,7 +661,7 @@ void Search::deliver(std::span<const EvalResult> results) {
     Node& leaf = *p.path.back();
     if (s.cache) s.cache->insert(p.cache_key, results[i]);
     s.expand(leaf, p.board, p.recent, p.path.size() - 1, results[i]);
-    s.backup(p.path, s.leaf_value(leaf, results[i]), true);
+    s.backup(p.path, s.leaf_value(leaf, results[i]), s.leaf_draw(leaf, results[i]), true);
   }
   s.pending.clear();
 }
@@ -658,8 +696,16 @@ RootStats Search::root_stats() const {
     r.total_visits += r.visits.back();
   }
   r.policy.assign(root.children.size(), 0.0f);
+  size_t quickest_win = root.children.size();
+  for (size_t i = 0; i < root.children.size(); ++i)
+    if (root.children[i].bound == Bound::kWin &&
+        (quickest_win == root.children.size() || root.children[i].bound_plies < root.children[quickest_win].bound_plies))
+      quickest_win = i;
   if (!root.children.empty() && !any_open) {
     r.policy[longest_resistance(root)] = 1.0f;
+  } else if (s.gumbel_root() && quickest_win < root.children.size()) {
+    // A proven win is what to learn, whatever the unvisited moves' completed values say.
+    r.policy[quickest_win] = 1.0f;
   } else if (s.gumbel_root() && !root.children.empty()) {
     // The improved policy: softmax of the scores without g, proven losses left out.
     const std::vector<float> logits = s.gumbel_scores(false);
@@ -680,8 +726,22 @@ RootStats Search::root_stats() const {
     r.bound = root.bound == Bound::kWin ? Bound::kLoss : root.bound == Bound::kLoss ? Bound::kWin : Bound::kDraw;
     r.bound_plies = root.bound_plies - 1;
     r.value = -exact_value(root.bound);
+    r.draw = exact_draw(root.bound);
+  } else if (s.gumbel_root() && !root.children.empty() && root.visits) {
+    // Sequential halving visits poor moves on purpose: the mean of all visits would lean
+    // toward them. The improved policy's mean of the completed values does not.
+    std::vector<float> draws;
+    const std::vector<float> q = s.completed_q(&draws);
+    double value = 0, draw = 0;
+    for (size_t i = 0; i < q.size(); ++i) {
+      value += double(r.policy[i]) * q[i];
+      draw += double(r.policy[i]) * draws[i];
+    }
+    r.value = float(value);
+    r.draw = float(draw);
   } else if (root.visits) {
     r.value = float(-root.value_sum / root.visits);
+    r.draw = float(root.draw_sum / root.visits);
   }
   return r;
 }

@@ -28,8 +28,12 @@
 //   move that maximises g + log prior + sigma(q) among those with the visit count the
 //   schedule asks for. sigma(q) = (c_visit + most visits) * c_scale * q, q being the
 //   completed Q (a visited move's mean value, an unvisited one's the mixed value of the
-//   root's evaluation and its visited moves' values) rescaled to [0, 1] over the legal
-//   moves. The policy target is softmax(log prior + sigma(q)) over all legal moves, and
+//   root's evaluation and its visited moves' values) brought to [0, 1]: by the value bounds
+//   ((q + 1) / 2, the paper's, with c_scale 1) or rescaled over the root's legal moves
+//   (mctx's rescale_values, with its c_scale 0.1; see QNormalise). The policy target is
+//   softmax(log prior + sigma(q)) over all legal moves, and the root value the policy
+//   target's mean of the completed Q (the mean of all visits would lean toward the poor
+//   moves sequential halving visits on purpose), and
 //   the move played the most visited considered move (ties: the same score), without
 //   temperature. Proven results come first: a proven win is searched and played at once,
 //   a proven loss is neither visited nor played while another move is not lost. Every
@@ -42,6 +46,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "chess/game.h"
@@ -53,6 +58,15 @@ namespace pgmate::mcts {
 
 // How the root shares the simulations among its moves (below the root: always PUCT).
 enum class RootSearch : std::uint8_t { kPuct, kGumbel };
+
+// How a Gumbel root brings the completed Q into [0, 1] before sigma scales it.
+// - kBounds: (q + 1) / 2, by the values' known bounds, as the paper does with c_scale 1. A
+//   difference in Q counts the same at every root, so two moves that a few noisy visits
+//   put close together stay close in the improved policy.
+// - kMinMax: (q - min) / (max - min) over the root's legal moves, as mctx does by default,
+//   where it pairs it with c_scale 0.1: the best and the worst move are always 1 apart,
+//   however close their values, so c_scale 1 would make the policy nearly one-hot.
+enum class QNormalise : std::uint8_t { kBounds, kMinMax };
 
 struct SearchParams {
   int simulations = 800;          // new simulations per move
@@ -72,8 +86,19 @@ struct SearchParams {
   RootSearch root_search = RootSearch::kPuct;
   int gumbel_considered = 16;     // m: moves considered at the root (fewer when fewer are legal)
   float gumbel_c_visit = 50.0f;   // sigma(q) = (c_visit + most visits) * c_scale * q
-  float gumbel_c_scale = 1.0f;
+  // mctx's pairing, which played better than the paper's at 32 simulations on the recipe's
+  // network (bench/RESULTS.md, "The Gumbel root's Q normalisation").
+  float gumbel_c_scale = 0.1f;     // default_c_scale(gumbel_q_normalise)
+  QNormalise gumbel_q_normalise = QNormalise::kMinMax;
 };
+
+// The spec and option names of the normalisations ("bounds", "minmax"), and back
+// (std::invalid_argument naming the text for another).
+const char* q_normalise_name(QNormalise q);
+QNormalise parse_q_normalise(std::string_view text);
+// The c_scale that goes with a normalisation: 1 with kBounds (the paper), 0.1 with kMinMax
+// (mctx's default).
+float default_c_scale(QNormalise q);
 
 // Sequential halving's schedule (mctx's get_sequence_of_considered_visits): for each of
 // the `simulations` visits of the root's moves, the visit count a considered move must
@@ -114,9 +139,16 @@ struct RootStats {
   // visits); when every move is proven lost, all of it on the move choose_move plays (the
   // longest resistance). A Gumbel root puts its improved policy here instead:
   // softmax(log prior + sigma(completed Q)) over every legal move (see the top of this
-  // file), proven-lost moves 0 when a move is not, summing to 1 even before any visit.
+  // file), proven-lost moves 0 when a move is not, summing to 1 even before any visit;
+  // all of it on the quickest proven win when there is one.
   std::vector<float> policy;
-  float value = 0;                      // root value W - L for the side to move
+  // Root value W - L for the side to move: the mean of the root's visits (PUCT), or the
+  // improved policy's mean of the completed Q (Gumbel); exact when the root is proven.
+  float value = 0;
+  // The search's draw probability at the root, averaged the same way from the evaluator's
+  // draw probabilities (1 or 0 for a proven result): with value, a win/draw/loss estimate
+  // of the search ((1 - draw + value) / 2, draw, (1 - draw - value) / 2).
+  float draw = 0;
   // The evaluator's own value of the root, side to move's view (NaN before it is evaluated).
   float network_value = std::numeric_limits<float>::quiet_NaN();
   Bound bound = Bound::kNone;           // proven result of the root for the side to move

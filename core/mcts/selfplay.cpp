@@ -102,6 +102,10 @@ void set_option(SelfPlayConfig& c, std::string_view raw_name, std::string_view v
     c.search.gumbel_c_visit = parse_number<float>(name, value, 0.0f, 100000.0f, "a number from 0 to 100000");
   else if (name == "c_scale")
     c.search.gumbel_c_scale = parse_number<float>(name, value, 1e-6f, 1000.0f, "a number above 0");
+  else if (name == "q_normalise") {
+    if (value != "bounds" && value != "minmax") bad_value(name, value, "bounds or minmax");
+    c.search.gumbel_q_normalise = parse_q_normalise(value);
+  }
   else if (name == "first_game")
     // Bounded so that first_game + games cannot overflow.
     c.first_game = parse_number<std::int64_t>(name, value, 0, std::numeric_limits<std::int64_t>::max() - kMaxInt,
@@ -115,8 +119,8 @@ void set_option(SelfPlayConfig& c, std::string_view raw_name, std::string_view v
         "unknown option " + quote_input(raw_name, 40) +
         " (known: simulations, c_puct, fpu_reduction, fpu_reduction_root, noise, dirichlet_alpha, "
         "dirichlet_weight, parallel, leaves_per_game, temperature, temperature_plies, final_temperature, max_plies, "
-        "seed, cache_entries, search, gumbel_considered, c_visit, c_scale, first_game, full_search_fraction, "
-        "cheap_simulations)");
+        "seed, cache_entries, search, gumbel_considered, c_visit, c_scale, q_normalise, first_game, "
+        "full_search_fraction, cheap_simulations)");
   c.options_given.emplace_back(std::move(name), raw_name);
   // The settings that follow others, unless given themselves.
   const auto given = [&](std::string_view option) {
@@ -126,6 +130,9 @@ void set_option(SelfPlayConfig& c, std::string_view raw_name, std::string_view v
   if (!given("fpu_reduction_root")) c.search.fpu_reduction_root = c.search.root_noise ? 0.0f : c.search.fpu_reduction;
   if (!given("cache_entries")) c.cache_entries = automatic_cache_entries(c.parallel, c.games, c.search.simulations);
   if (!given("cheap_simulations")) c.cheap_simulations = std::max(1, c.search.simulations / 4);
+  // mctx's pairing: a Q rescaled over the root's moves spans [0, 1] however close the values
+  // are, so it takes a tenth of the scale that values normalised by their bounds take.
+  if (!given("c_scale")) c.search.gumbel_c_scale = default_c_scale(c.search.gumbel_q_normalise);
 }
 
 int cheap_simulations_of(const SelfPlayConfig& c) {
@@ -152,6 +159,7 @@ std::string config_json(const SelfPlayConfig& c) {
          ", \"search\": " + (c.search.root_search == RootSearch::kGumbel ? "\"gumbel\"" : "\"puct\"") +
          ", \"gumbel_considered\": " + std::to_string(c.search.gumbel_considered) +
          ", \"c_visit\": " + number(c.search.gumbel_c_visit) + ", \"c_scale\": " + number(c.search.gumbel_c_scale) +
+         ", \"q_normalise\": \"" + q_normalise_name(c.search.gumbel_q_normalise) + "\"" +
          ", \"full_search_fraction\": " + number(c.full_search_fraction) +
          ", \"cheap_simulations\": " + std::to_string(cheap_simulations_of(c)) + "}";
 }
@@ -278,7 +286,7 @@ void SelfPlayRunner::run(const std::function<void(FinishedGame&)>& on_game,
       const float temperature = ply < config_.temperature_plies ? config_.temperature : config_.final_temperature;
       const chess::Move move = s.search.choose_move(temperature, s.rng);
       s.record.plies.push_back(PlyRecord{s.game.board(), root.moves, root.visits, root.priors, root.value, move,
-                                         root.policy, s.game.repetitions(), s.full_search});
+                                         root.policy, s.game.repetitions(), s.full_search, root.draw});
       s.game.play(move);
       s.start_search(config_);
       ++stats_.plies;

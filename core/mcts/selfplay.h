@@ -78,14 +78,15 @@ struct SelfPlayConfig {
 // simulations, c_puct, fpu_reduction, fpu_reduction_root, noise (true/false),
 // dirichlet_alpha, dirichlet_weight, parallel, leaves_per_game, temperature,
 // temperature_plies, final_temperature, max_plies, seed, cache_entries, search (puct or
-// gumbel), gumbel_considered, c_visit, c_scale (SearchParams' gumbel_c_visit and
-// gumbel_c_scale), first_game, full_search_fraction, cheap_simulations ('-' may stand for
+// gumbel), gumbel_considered, c_visit, c_scale, q_normalise (SearchParams' gumbel_c_visit,
+// gumbel_c_scale and gumbel_q_normalise: bounds or minmax), first_game, full_search_fraction, cheap_simulations ('-' may stand for
 // '_': max-plies). Throws std::invalid_argument naming the option and the value, or naming
 // both spellings when the option was already set on this config (max_plies and max-plies
 // in one call): an option is given once, so no value silently wins over another.
 // Options not given follow those given: fpu_reduction_root is 0 with noise and
 // fpu_reduction without it; cache_entries is automatic_cache_entries(parallel, games,
-// simulations); cheap_simulations is max(1, simulations / 4).
+// simulations); cheap_simulations is max(1, simulations / 4); c_scale is
+// default_c_scale(q_normalise).
 void set_option(SelfPlayConfig& config, std::string_view name, std::string_view value);
 // The simulations of a cheap search (resolves cheap_simulations' 0).
 int cheap_simulations_of(const SelfPlayConfig& config);
@@ -114,6 +115,7 @@ struct PlyRecord {
   // Searched with the full simulations; false for a cheap search (playout cap
   // randomization), whose policy target is weak.
   bool full_search = true;
+  float draw = 0;                     // the search's draw probability at the root (RootStats::draw)
 };
 
 struct FinishedGame {

@@ -70,8 +70,19 @@ TEST(PlayerSpec, ShorthandAndJsonAgree) {
   EXPECT_EQ(gumbel.search.root_search, mcts::RootSearch::kGumbel);
   EXPECT_EQ(gumbel.search.gumbel_considered, 8);
   EXPECT_EQ(to_json(parse_player_spec(to_json(gumbel))), to_json(gumbel));
-  EXPECT_NE(to_json(gumbel).find(R"("search": "gumbel", "gumbel_considered": 8, "c_visit": 50, "c_scale": 1)"),
-            std::string::npos) << to_json(gumbel);
+  EXPECT_NE(to_json(gumbel).find(
+                R"("search": "gumbel", "gumbel_considered": 8, "c_visit": 50, "c_scale": 0.1, "q_normalise": "minmax")"),
+            std::string::npos)
+      << to_json(gumbel);
+  // The paper's normalisation takes its own scale, unless one is given.
+  const PlayerSpec paper = parse_player_spec("net:3:16:search=gumbel,q_normalise=bounds");
+  EXPECT_EQ(paper.search.gumbel_q_normalise, mcts::QNormalise::kBounds);
+  EXPECT_FLOAT_EQ(paper.search.gumbel_c_scale, 1.0f);
+  EXPECT_EQ(display_name(paper), "net:3:16:search=gumbel,q_normalise=bounds");
+  EXPECT_EQ(to_json(parse_player_spec(to_json(paper))), to_json(paper));
+  EXPECT_FLOAT_EQ(parse_player_spec("net:3:16:search=gumbel,c_scale=2,q_normalise=bounds").search.gumbel_c_scale, 2.0f);
+  EXPECT_EQ(display_name(parse_player_spec("net:3:16:search=gumbel,c_scale=2")), "net:3:16:search=gumbel,c_scale=2");
+  EXPECT_NE(spec_error("net:3:16:search=gumbel,q_normalise=zscore").find("bounds or minmax"), std::string::npos);
   EXPECT_EQ(to_json(parse_player_spec("net:3:16:search=puct")), to_json(parse_player_spec("net:3:16")));
   EXPECT_EQ(display_name(gumbel), "net:3:16:search=gumbel,gumbel_considered=8");
   EXPECT_NE(spec_error("mcts:10:search=alphabeta").find("puct or gumbel"), std::string::npos)

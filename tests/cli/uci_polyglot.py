@@ -6,7 +6,7 @@
    plies), as an xboard GUI would.
 2. pgmate's own arena plays `uci:PGMATE uci --pure-mcts` against Stockfish.
 3. Scripted UCI: isready while thinking, go infinite + stop, a bad position answered with
-   an info string, the tree kept between moves.
+   an info string, the tree kept between moves, the input ending during a search.
 Usage: uci_polyglot.py PGMATE
 """
 import os
@@ -170,6 +170,11 @@ def scripted():
     check(best == "bestmove 0000", "no legal move: bestmove 0000")
     send("quit")
     check(p.wait(5) == 0, "quit ends the engine")
+    # The input ends right after a go: the engine still answers with a move and exits.
+    out = subprocess.run([pgmate, "uci", "--pure-mcts"], input="position startpos\ngo nodes 100\n",
+                         capture_output=True, text=True, timeout=30)
+    check(out.returncode == 0 and re.search(r"^bestmove [a-h][1-8][a-h][1-8]", out.stdout, re.M) is not None,
+          "the input ending during a go: a move, then exit 0 (%d, %s)" % (out.returncode, out.stderr.strip()[:80]))
 
 
 if not os.path.exists(polyglot):

@@ -309,6 +309,13 @@ TEST(SelfPlay, GumbelAndPlayoutCapOptions) {
   set_option(given, "cheap_simulations", "7");
   set_option(given, "simulations", "400");
   EXPECT_EQ(cheap_simulations_of(given), 7);  // given, it stays
+  // The Q normalisation brings its own c_scale, unless one is given.
+  EXPECT_EQ(c.search.gumbel_q_normalise, QNormalise::kMinMax);
+  SelfPlayConfig paper;
+  set_option(paper, "q_normalise", "bounds");
+  EXPECT_EQ(paper.search.gumbel_q_normalise, QNormalise::kBounds);
+  EXPECT_FLOAT_EQ(paper.search.gumbel_c_scale, 1.0f);
+  EXPECT_FLOAT_EQ(SelfPlayConfig{}.search.gumbel_c_scale, 0.1f);
   SelfPlayConfig puct;
   set_option(puct, "search", "puct");
   EXPECT_EQ(puct.search.root_search, RootSearch::kPuct);
@@ -316,7 +323,8 @@ TEST(SelfPlay, GumbelAndPlayoutCapOptions) {
   for (auto [name, value] : std::vector<std::pair<const char*, const char*>>{
            {"search", "alphabeta"}, {"search", ""}, {"gumbel_considered", "0"}, {"gumbel_considered", "257"},
            {"c_visit", "-1"}, {"c_scale", "0"}, {"first_game", "-1"}, {"first_game", "1.5"},
-           {"full_search_fraction", "1.5"}, {"full_search_fraction", "-0.1"}, {"cheap_simulations", "0"}}) {
+           {"full_search_fraction", "1.5"}, {"full_search_fraction", "-0.1"}, {"cheap_simulations", "0"},
+           {"q_normalise", "zscore"}}) {
     try {
       SelfPlayConfig fresh;
       set_option(fresh, name, value);
@@ -341,7 +349,7 @@ TEST(SelfPlay, GumbelAndPlayoutCapOptions) {
       "simulations", "c_puct", "fpu_reduction", "fpu_reduction_root", "noise", "dirichlet_alpha",
       "dirichlet_weight", "parallel", "leaves_per_game", "temperature", "temperature_plies",
       "final_temperature", "max_plies", "seed", "search", "gumbel_considered", "c_visit", "c_scale",
-      "full_search_fraction", "cheap_simulations"};
+      "q_normalise", "full_search_fraction", "cheap_simulations"};
   size_t at = 0;
   for (const std::string& key : keys) {
     const size_t found = json.find("\"" + key + "\": ", at);
