@@ -33,7 +33,7 @@ int stall_ms() {
 
 const std::vector<std::string> kPositionColumns = {"game_id", "ply",    "board",  "moves",  "visits",
                                                    "priors",  "value",  "played", "policy", "repetitions",
-                                                   "full_search"};
+                                                   "full_search", "draw"};
 
 class PqxxSelfplayStore final : public SelfplayStore {
  public:
@@ -89,7 +89,7 @@ class PqxxSelfplayStore final : public SelfplayStore {
         pqxx::stream_to copy(tx, "pgmate.selfplay_positions", kPositionColumns);
         for (size_t ply = 0; ply < game.plies.size(); ++ply) {
           const mcts::PlyRecord& p = game.plies[ply];
-          copy << std::array<std::string, 11>{game_id,
+          copy << std::array<std::string, 12>{game_id,
                                              std::to_string(ply),
                                              chess::to_fen(p.board),
                                              uci_array(p.moves),
@@ -99,7 +99,8 @@ class PqxxSelfplayStore final : public SelfplayStore {
                                              chess::to_uci(p.played),
                                              real_array(p.policy),
                                              std::to_string(p.repetitions),
-                                             p.full_search ? "t" : "f"};
+                                             p.full_search ? "t" : "f",
+                                             float_text(p.draw)};
         }
         copy.complete();
       }

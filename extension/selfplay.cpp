@@ -122,13 +122,13 @@ class GameWriter {
   void insert_positions(std::int64_t game_id, const mcts::FinishedGame& game) {
     // Prepared per game: the plan then never outlives the transaction it was made in.
     SPIPlanPtr plan = pg::pg_call([&] {
-      Oid types[11] = {INT8OID,        INT4OID,   types_.board, types_.move_array, INT4ARRAYOID,
-                       FLOAT4ARRAYOID, FLOAT4OID, types_.move,  FLOAT4ARRAYOID,    INT4OID, BOOLOID};
+      Oid types[12] = {INT8OID,        INT4OID,   types_.board, types_.move_array, INT4ARRAYOID,
+                       FLOAT4ARRAYOID, FLOAT4OID, types_.move,  FLOAT4ARRAYOID,    INT4OID, BOOLOID, FLOAT4OID};
       return SPI_prepare(
           "INSERT INTO pgmate.selfplay_positions"
-          " (game_id, ply, board, moves, visits, priors, value, played, policy, repetitions, full_search)"
-          " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
-          11, types);
+          " (game_id, ply, board, moves, visits, priors, value, played, policy, repetitions, full_search, draw)"
+          " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
+          12, types);
     });
     if (!plan) throw pg::SqlError(ERRCODE_INTERNAL_ERROR, "could not prepare the selfplay_positions insert");
     std::vector<Datum> visits, priors, policy;
@@ -143,7 +143,7 @@ class GameWriter {
         visits.push_back(Int32GetDatum(int32(std::min<std::uint32_t>(v, std::numeric_limits<int32>::max()))));
       for (float p : record.priors) priors.push_back(Float4GetDatum(p));
       for (float p : record.policy) policy.push_back(Float4GetDatum(p));
-      Datum values[11] = {
+      Datum values[12] = {
           Int64GetDatum(game_id),
           Int32GetDatum(int32(ply)),
           pg::board_to_datum(record.board),
@@ -155,6 +155,7 @@ class GameWriter {
           pg::make_array(policy, FLOAT4OID),
           Int32GetDatum(record.repetitions),
           BoolGetDatum(record.full_search),
+          Float4GetDatum(record.draw),
       };
       pg::pg_call([&] { SPI_execute_plan(plan, values, nullptr, false, 0); });
     }

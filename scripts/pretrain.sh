@@ -10,8 +10,9 @@
 #
 # Settings (environment): PRETRAIN_GAMES (corpus games, 1000), PRETRAIN_NODES (Stockfish
 # nodes a move, 1000), PRETRAIN_NETWORK (a network configuration or preset, "tiny"),
-# PRETRAIN_STEPS (2500), PRETRAIN_BATCH (256), PRETRAIN_LR (0.002), PRETRAIN_SIMULATIONS (64),
-# PRETRAIN_MATCH_GAMES (40).
+# PRETRAIN_STEPS (2500), PRETRAIN_BATCH (256), PRETRAIN_LR (0.002), PRETRAIN_WEIGHT_DECAY
+# (0.0001), PRETRAIN_VALUE_WEIGHT (1), PRETRAIN_SIMULATIONS (64), PRETRAIN_MATCH_GAMES (40),
+# PRETRAIN_DB (pgmate_pretrain).
 set -euo pipefail
 pgmate=${1:-build/bin/pgmate}
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -22,9 +23,11 @@ network=${PRETRAIN_NETWORK:-tiny}
 steps=${PRETRAIN_STEPS:-2500}
 batch=${PRETRAIN_BATCH:-256}
 lr=${PRETRAIN_LR:-0.002}
+weight_decay=${PRETRAIN_WEIGHT_DECAY:-0.0001}
+value_weight=${PRETRAIN_VALUE_WEIGHT:-1}
 simulations=${PRETRAIN_SIMULATIONS:-64}
 match_games=${PRETRAIN_MATCH_GAMES:-40}
-db=pgmate_pretrain
+db=${PRETRAIN_DB:-pgmate_pretrain}
 started=$(date +%s)
 say() { printf '\n\033[1m[%4ds] %s\033[0m\n' "$(( $(date +%s) - started ))" "$*"; }
 q() { psql -X -q -A -t -v ON_ERROR_STOP=1 -d "$db" -c "$1"; }
@@ -78,7 +81,8 @@ say "train: network $net ($network), $steps steps of $batch on the CPU"
 "$pgmate" train --db "dbname=$db" --network "$net" --data "$train" --holdout "$holdout" --steps "$steps" \
   --batch "$batch" --lr "$lr" --name "pretrained $network" \
   --option optimizer=adamw --option schedule=cosine --option warmup_steps=100 --option log_every=250 \
-  --option checkpoint_every=500 --option weight_decay=0.0001 --option holdout_limit=4096
+  --option checkpoint_every=500 --option weight_decay="$weight_decay" --option value_weight="$value_weight" \
+  --option holdout_limit=4096
 trained=$(q "SELECT new_network FROM pgmate.training_runs WHERE network_id = $net AND status = 'finished'")
 [ -n "$trained" ] || { echo "pretrain: training did not finish" >&2; exit 1; }
 

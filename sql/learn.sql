@@ -22,10 +22,22 @@ CREATE TABLE learn_pretrain AS SELECT * FROM pgmate.game_targets WHERE game_id >
 SELECT pgmate.init_network('learn start', '{"filters": 8, "blocks": 1, "attention_blocks": 0, "policy_head": "conv"}',
                            seed => 5) AS net \gset
 
--- the pure parts: decisions and escalation levels
-SELECT s AS score, v AS veto_scores, pgmate.learning_decision(s, v, 0.55, 0.35)
-FROM (VALUES (0.6, '{}'::float8[]), (0.55, '{0.4,0.5}'), (0.6, '{0.5,0.34}'), (0.5, '{}'), (0.3, '{}'),
-             (0.35, '{0.35}')) AS c (s, v);
+-- the pure parts: the gate and escalation levels. By default the likelihood of
+-- superiority over the best network decides (promotion at 0.95, veto below 0.01 against
+-- any opponent); a score threshold or an SPRT when the run asks for one
+SELECT rule, best, vetoes, pgmate.learning_gate(best, vetoes, settings)
+FROM (VALUES ('{"promotion_los": 0.95, "veto_los": 0.01}'::jsonb),
+             ('{"promotion_los": 0.95, "veto_los": 0.01, "promotion_threshold": 0.55, "veto_threshold": 0.35}'),
+             ('{"promotion_los": 0.95, "veto_los": 0.01, "promotion_elo0": 0, "promotion_elo1": 30}')) AS r (settings),
+     LATERAL (SELECT CASE WHEN settings ? 'promotion_elo1' THEN 'sprt' WHEN settings ? 'promotion_threshold' THEN 'score'
+                          ELSE 'los' END AS rule) n,
+     (VALUES ('{"score": 0.6, "los": 0.97}'::jsonb, '{}'::jsonb[]),
+             ('{"score": 0.6, "los": 0.93}', '{}'),
+             ('{"score": 0.55, "los": 0.8, "sprt": "H1"}', '{}'),
+             ('{"score": 0.6, "los": 0.97}', ARRAY['{"score": 0.3, "los": 0.005}'::jsonb]),
+             ('{"score": 0.6, "los": 0.97}', ARRAY['{"score": 0.34, "los": 0.2}'::jsonb]),
+             ('{"score": 0.3, "los": 0.02}', '{}')) AS c (best, vetoes)
+ORDER BY rule, best::text, vetoes::text;
 SELECT level, e.* FROM generate_series(1, 4) level, pgmate.learning_escalation(level, 0.5, 0.001, 0) e;
 SELECT * FROM pgmate.learning_escalation(4, 0.9, 0.001, 0.3);
 -- defaults that follow the start: fine-tuning a given network takes smaller steps and
@@ -43,7 +55,10 @@ CALL pgmate.learn('bad', 1, '{"search": "mcts"}');
 CALL pgmate.learn('bad', 1, '{"optimizer_state": "warm"}');
 CALL pgmate.learn('bad', 1, '{"promotion_elo0": 10, "promotion_elo1": 5}');
 CALL pgmate.learn('bad', 1, '{"arena_games": 3}');
-CALL pgmate.learn('bad', 1, '{"veto_threshold": 0.6}');
+CALL pgmate.learn('bad', 1, '{"veto_threshold": 0.6, "promotion_threshold": 0.55}');
+CALL pgmate.learn('bad', 1, '{"promotion_los": 0.4}');
+CALL pgmate.learn('bad', 1, '{"veto_los": 0.5}');
+CALL pgmate.learn('bad', 1, '{"kl_reference": "current"}');
 CALL pgmate.learn('bad', 1, '{"pretrain_mix": 0.5}');
 CALL pgmate.learn('bad', 1, '[1, 2]');
 CALL pgmate.learn('bad', 1, '{"network": 999999, "openings": "startpos"}');
@@ -60,7 +75,7 @@ ROLLBACK;
 SELECT count(*) AS runs FROM pgmate.learning_runs;
 
 -- a run: two iterations, each candidate promoted (0.5 reaches a promotion threshold of 0.5)
-\set options '{"network": ' :net ', "games": 4, "simulations": 8, "parallel": 4, "max_plies": 10, "steps": 4, "batch": 16, "arena_games": 2, "veto_games": 2, "sanity_games": 2, "arena_simulations": 4, "promotion_threshold": 0.5, "veto_threshold": 0.35, "search": "gumbel", "full_search_fraction": 0.5, "value_target": "mix", "pretrain_data": "SELECT * FROM learn_pretrain", "seed": 7, "openings": "startpos"}'
+\set options '{"network": ' :net ', "games": 4, "simulations": 8, "parallel": 4, "max_plies": 10, "steps": 4, "batch": 16, "arena_games": 2, "arena_interval": 1, "sanity_interval": 1, "veto_games": 2, "sanity_games": 2, "arena_simulations": 4, "promotion_threshold": 0.5, "veto_threshold": 0.35, "search": "gumbel", "full_search_fraction": 0.5, "value_target": "mix", "pretrain_data": "SELECT * FROM learn_pretrain", "seed": 7, "openings": "startpos"}'
 SELECT :'options' AS promoting_options \gset
 SET client_min_messages = error;
 CALL pgmate.learn('promoting', 2, :'options');
@@ -121,7 +136,7 @@ SELECT count(*) AS training_runs_of_iteration_3 FROM pgmate.training_runs t JOIN
 WHERE t.data = format('SELECT * FROM pgmate.learning_data(%s, 3)', r.id);
 
 -- vetoes escalate: every candidate scores 0.5, below a veto threshold of 0.51
-\set options '{"network": ' :net ', "games": 4, "simulations": 8, "parallel": 4, "max_plies": 10, "steps": 4, "batch": 16, "arena_games": 2, "veto_games": 0, "sanity_games": 0, "arena_simulations": 4, "promotion_threshold": 0.9, "veto_threshold": 0.51, "search": "puct", "pretrain_data": "SELECT * FROM learn_pretrain", "pretrain_mix": 0.3, "seed": 8, "openings": "startpos"}'
+\set options '{"network": ' :net ', "games": 4, "simulations": 8, "parallel": 4, "max_plies": 10, "steps": 4, "batch": 16, "arena_games": 2, "arena_interval": 1, "sanity_interval": 1, "veto_games": 0, "sanity_games": 0, "arena_simulations": 4, "promotion_threshold": 0.9, "veto_threshold": 0.51, "search": "puct", "pretrain_data": "SELECT * FROM learn_pretrain", "pretrain_mix": 0.3, "seed": 8, "openings": "startpos"}'
 SET client_min_messages = error;
 CALL pgmate.learn('vetoing', 4, :'options');
 RESET client_min_messages;
@@ -196,6 +211,38 @@ SELECT i.decision, i.excluded_games,
        (SELECT count(DISTINCT w.game_id) FROM pgmate.learning_window(r.id, 1) w) AS window_games_now,
        (SELECT count(*) FROM pgmate.learning_games g WHERE g.run_id = r.id) AS games
 FROM pgmate.learning_runs r JOIN pgmate.learning_iterations i ON i.run_id = r.id WHERE r.name = 'narrow';
+
+-- the default gate: promotion by the likelihood of superiority over the best network (all
+-- games drawn: LOS 0.5, kept); training steps from samples_per_position; the KL term held
+-- to the best network; the sanity games every sanity_interval-th arena round; the held-out
+-- rows measured before the first step only for the start network
+\set defaults_options '{"network": ' :net ', "games": 4, "simulations": 8, "parallel": 4, "max_plies": 10, "batch": 16, "arena_games": 2, "arena_interval": 1, "sanity_games": 2, "sanity_interval": 2, "arena_simulations": 4, "samples_per_position": 2, "kl_reference": "best", "value_target": "q", "holdout": "SELECT * FROM learn_pretrain", "pretrain_data": "SELECT * FROM learn_pretrain", "seed": 9, "openings": "startpos"}'
+SET client_min_messages = error;
+CALL pgmate.learn('defaults', 2, :'defaults_options');
+RESET client_min_messages;
+SELECT r.settings ? 'steps' AS fixed_steps, r.settings ? 'promotion_threshold' AS score_rule,
+       r.settings->'promotion_los' AS promotion_los, r.settings->'veto_los' AS veto_los, r.settings->'veto_games' AS veto_games
+FROM pgmate.learning_runs r WHERE r.name = 'defaults';
+SELECT i.iteration, i.decision, i.reason, i.arena ? 'random' AS sanity,
+       t.steps = ceil(2.0 * (SELECT count(*) FROM pgmate.learning_games lg
+                             JOIN pgmate.selfplay_positions p ON p.game_id = lg.game_id
+                             WHERE lg.run_id = r.id AND lg.iteration = i.iteration AND p.full_search)
+                      / (16 * (1 - 0.5))) AS steps_as_asked,
+       (t.settings->>'kl_reference')::bigint = i.best_network AS kl_to_best,
+       (SELECT p.holdout_top1 IS NOT NULL FROM pgmate.training_progress p WHERE p.run_id = t.id AND p.step = 0)
+         AS measured_at_start,
+       i.holdout_top1 IS NOT NULL AS measured_at_end
+FROM pgmate.learning_iterations i JOIN pgmate.learning_runs r ON r.id = i.run_id
+JOIN pgmate.training_runs t ON t.id = i.training_run WHERE r.name = 'defaults' ORDER BY i.iteration;
+-- every self-play position keeps the search's draw probability, and a q value target is
+-- the search's own win/draw/loss (a q of 0 is no longer a certain draw)
+SELECT count(*) > 0 AS positions, bool_and(t.d BETWEEN 0 AND 1) AS draw_probabilities,
+       bool_and(abs(w.wdl[2] - t.d) < 1e-5 AND abs(w.wdl[1] - w.wdl[3] - t.q) < 1e-4
+                AND abs(w.wdl[1] + w.wdl[2] + w.wdl[3] - 1) < 1e-4) AS search_wdl,
+       bool_or(t.d < 0.99) AS not_all_draws
+FROM pgmate.learning_runs r, pgmate.learning_window(r.id, 2) w
+JOIN pgmate.training_targets t ON t.game_id = w.game_id AND t.ply = w.ply
+WHERE r.name = 'defaults';
 
 -- what a run looks like
 SELECT run, iteration, decision, games, score_vs_best, veto_level FROM pgmate.learning_log ORDER BY run, iteration;

@@ -39,7 +39,7 @@ GRANT EXECUTE ON PROCEDURE pgmate.selfplay(int, int, bigint, int, jsonb) TO pgma
 
 SELECT pgmate.init_network('learn security', '{"filters": 8, "blocks": 1, "attention_blocks": 0, "policy_head": "conv"}',
                            seed => 9) AS net \gset
-\set options '{"network": ' :net ', "games": 2, "simulations": 4, "parallel": 2, "max_plies": 10, "steps": 2, "batch": 8, "arena_games": 2, "veto_games": 0, "sanity_games": 0, "arena_simulations": 2, "promotion_threshold": 0.5, "seed": 3, "openings": "startpos"}'
+\set options '{"network": ' :net ', "games": 2, "simulations": 4, "parallel": 2, "max_plies": 10, "steps": 2, "batch": 8, "arena_games": 2, "arena_interval": 1, "sanity_interval": 1, "veto_games": 0, "sanity_games": 0, "arena_simulations": 2, "promotion_threshold": 0.5, "seed": 3, "openings": "startpos"}'
 -- the run of the superuser (0 iterations: made, not played)
 SET client_min_messages = warning;
 CALL pgmate.learn('shared run', 0, :'options');

@@ -16,13 +16,16 @@ CREATE TABLE pgmate.selfplay_positions (
   repetitions int NOT NULL DEFAULT 0,   -- earlier occurrences of board in its game (a network input)
   -- false: a cheap search (playout cap randomization): the position's policy is no target
   full_search bool NOT NULL DEFAULT true,
+  -- the search's draw probability at the root: with value, its win/draw/loss estimate
+  -- (NULL for positions stored before pgmate 0.9.0)
+  draw    real,
   PRIMARY KEY (game_id, ply),
   CONSTRAINT selfplay_positions_lengths
     CHECK (cardinality(visits) = cardinality(moves) AND cardinality(priors) = cardinality(moves)
            AND (policy IS NULL OR cardinality(policy) = cardinality(moves)))
 );
 COMMENT ON TABLE pgmate.selfplay_positions IS
-  'one row per searched position of a self-play game: visit counts, priors, policy target, root value, repetitions, move played, full or cheap search';
+  'one row per searched position of a self-play game: visit counts, priors, policy target, root value and draw probability, repetitions, move played, full or cheap search';
 SELECT pg_catalog.pg_extension_config_dump('pgmate.selfplay_positions', '');
 
 -- Self-play inside the server. network NULL: pure MCTS (uniform priors, random playouts),
@@ -192,7 +195,7 @@ CREATE VIEW pgmate.training_targets AS
          p.repetitions, p.moves,
          coalesce(p.policy, pgmate.visit_policy(p.visits)) AS policy,
          t.wdl, (t.wdl[1] - t.wdl[3])::int AS z,
-         p.value AS q, p.full_search
+         p.value AS q, p.full_search, p.draw AS d
   FROM pgmate.selfplay_positions p
   JOIN pgmate.games g ON g.id = p.game_id,
   LATERAL (SELECT CASE WHEN g.result = '1/2-1/2' THEN '{0,1,0}'
@@ -200,4 +203,4 @@ CREATE VIEW pgmate.training_targets AS
                        ELSE '{0,0,1}' END::real[] AS wdl) t
   WHERE g.result IN ('1-0', '0-1', '1/2-1/2');
 COMMENT ON VIEW pgmate.training_targets IS
-  'one row per self-play position: the network input (board, history, repetitions), policy target, value target wdl in head order (win, draw, loss for the side to move) and as z, root value q, full or cheap search';
+  'one row per self-play position: the network input (board, history, repetitions), policy target, value target wdl in head order (win, draw, loss for the side to move) and as z, root value q, full or cheap search, root draw probability d';

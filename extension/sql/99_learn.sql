@@ -235,9 +235,6 @@ CREATE FUNCTION pgmate.learning_settings(given jsonb, stored jsonb DEFAULT NULL)
     IF NOT resolved ? 'arena_simulations' THEN
       resolved := resolved || jsonb_build_object('arena_simulations', resolved->'simulations');
     END IF;
-    IF NOT resolved ? 'veto_games' THEN
-      resolved := resolved || jsonb_build_object('veto_games', 2 * ceil((resolved->>'arena_games')::int / 4.0)::int);
-    END IF;
     IF NOT resolved ? 'pretrain_mix' THEN
       resolved := resolved || jsonb_build_object('pretrain_mix', CASE WHEN resolved ? 'pretrain_data' THEN 0.5 ELSE 0 END);
     END IF;
@@ -293,7 +290,7 @@ CREATE VIEW pgmate.learning_options AS
     (7, 'max_plies', 'int', 10, 100000, NULL, '300', false, 'self-play and arena games end as draws after this many plies'),
     (8, 'full_search_fraction', 'number', 0, 1, NULL, '1', false, 'share of moves searched in full (playout cap randomization); the rest get cheap_simulations and are no policy target'),
     (9, 'cheap_simulations', 'int', 1, 100000, NULL, NULL, false, 'simulations of a cheap search (default: simulations / 4)'),
-    (10, 'steps', 'int', 1, 10000000, NULL, '100', false, 'training steps per iteration'),
+    (10, 'steps', 'int', 1, 10000000, NULL, NULL, false, 'training steps per iteration (default: as many as samples_per_position asks for)'),
     (11, 'batch', 'int', 1, 8192, NULL, '128', false, 'positions per training step'),
     (12, 'lr', 'number', 1e-7, 10, NULL, NULL, false, 'AdamW learning rate (default 0.0003 when the run starts from a network, else 0.001; escalation level 2 halves it)'),
     (13, 'optimizer_state', 'text', NULL, NULL, '{carry,fresh}', '"carry"', false, 'carry: each training continues the AdamW moments of the one that made the current network (a veto starts afresh); fresh: a new optimizer every iteration'),
@@ -305,39 +302,54 @@ CREATE VIEW pgmate.learning_options AS
     (19, 'q_ratio', 'number', 0, 1, NULL, '0.5', false, 'share of q in the value target with value_target mix'),
     (20, 'sample_one_in', 'int', 1, 1000, NULL, '1', false, 'train on 1 of every k positions of a game'),
     (21, 'holdout', 'text', NULL, NULL, NULL, NULL, false, 'a query of held-out rows, measured after every training'),
-    (22, 'arena_interval', 'int', 1, 1000, NULL, '1', false, 'iterations between arena rounds'),
-    (23, 'arena_games', 'int', 2, 100000, NULL, '20', false, 'games of the candidate against the best network'),
+    (22, 'arena_interval', 'int', 1, 1000, NULL, '4', false, 'iterations between arena rounds (the candidate of the iterations between goes on training, the best network plays self-play)'),
+    (23, 'arena_games', 'int', 2, 100000, NULL, '100', false, 'games of the candidate against the best network (100: a 50-Elo-better candidate is promoted at least half the time, see README)'),
     (24, 'arena_simulations', 'int', 1, 100000, NULL, NULL, false, 'simulations per move in arena games (default: simulations)'),
     (25, 'arena_search', 'text', NULL, NULL, '{puct,gumbel}', '"puct"', false, 'root search of the networks in arena games'),
-    (26, 'promotion_threshold', 'number', 0, 1, NULL, '0.55', false, 'score against the best network that promotes the candidate'),
+    (26, 'promotion_threshold', 'number', 0, 1, NULL, NULL, false, 'promotion by score instead of promotion_los: a score against the best network of at least this promotes'),
     (27, 'promotion_elo0', 'number', -1000, 1000, NULL, '0', false, 'with promotion_elo1: the SPRT''s H0, the Elo (over the best) that must not promote'),
-    (28, 'promotion_elo1', 'number', -1000, 1000, NULL, NULL, false, 'promotion by SPRT (H1: this Elo over the best, alpha = beta = 0.05; arena_games the most games): promoted only when H1 is accepted; without it, the score threshold decides'),
-    (29, 'veto_threshold', 'number', 0, 1, NULL, '0.35', false, 'a score below this against the best, an older or the start network vetoes'),
-    (30, 'veto_games', 'int', 0, 100000, NULL, NULL, false, 'games against an older best and the start network (default: half of arena_games; 0: none)'),
-    (31, 'sanity_games', 'int', 0, 100000, NULL, '10', false, 'games against random and mcts:arena_simulations, recorded with every arena round'),
+    (28, 'promotion_elo1', 'number', -1000, 1000, NULL, NULL, false, 'promotion by SPRT (H1: this Elo over the best, alpha = beta = 0.05; arena_games the most games): promoted only when H1 is accepted; it comes before promotion_threshold and promotion_los'),
+    (29, 'veto_threshold', 'number', 0, 1, NULL, NULL, false, 'veto by score instead of veto_los: a score below this against the best, an older or the start network vetoes'),
+    (30, 'veto_games', 'int', 0, 100000, NULL, '0', false, 'games against an older best and the start network in each arena round (0: none)'),
+    (31, 'sanity_games', 'int', 0, 100000, NULL, '10', false, 'games against random and mcts:arena_simulations, recorded every sanity_interval arena rounds'),
     (32, 'kl_warning', 'number', 0, 100, NULL, '0.15', false, 'a KL above this is warned about'),
     (33, 'kl_arena', 'number', 0, 100, NULL, '0.3', false, 'a KL above this calls an arena round at once'),
     (34, 'seed', 'int', 0, 9.2e18, NULL, NULL, false, 'seeds self-play, sampling and arena openings (default: random)'),
     (35, 'openings', 'text', NULL, NULL, '{eco,startpos}', '"eco"', false, 'arena openings: pgmate.openings drawn by the seed (pgmate import --openings loads them), or the start position'),
-    (36, 'stop_after', 'text', NULL, NULL, '{selfplay,training}', NULL, true, 'this call stops after that step of its first iteration (the iteration stays in progress)')
+    (36, 'stop_after', 'text', NULL, NULL, '{selfplay,training}', NULL, true, 'this call stops after that step of its first iteration (the iteration stays in progress)'),
+    (37, 'promotion_los', 'number', 0.5, 1, NULL, '0.95', false, 'the candidate is promoted when its likelihood of superiority over the best network (pentanomial, arena_games games) is at least this: an equal network is promoted 1 - promotion_los of the time'),
+    (38, 'veto_los', 'number', 0, 0.49, NULL, '0.01', false, 'the candidate is vetoed when its likelihood of superiority over the best (or an older or the start) network is below this'),
+    (39, 'sanity_interval', 'int', 1, 1000, NULL, '5', false, 'arena rounds between the sanity games (against random and pure MCTS)'),
+    (40, 'samples_per_position', 'number', 0.01, 1000, NULL, '3', false, 'without steps: each iteration trains ceil(this x its new self-play positions / (batch x (1 - pretraining share))) steps, so a position is drawn about this often while in the window, however full the window'),
+    (41, 'kl_reference', 'text', NULL, NULL, '{start,best}', '"start"', false, 'the network the KL term holds the candidate to: the start network, or the best network when the iteration began')
   ) AS o (position, name, kind, low, high, choices, default_value, per_call, description);
 COMMENT ON VIEW pgmate.learning_options IS 'the options of CALL pgmate.learn and pgmate learn: kind, bounds, default, meaning';
 
--- The decision after an arena round (pure, so it is tested on its own): 'promoted' when
--- the candidate scored at least promotion_threshold against the best and no veto score
--- is below veto_threshold; 'vetoed' when any is (the promotion score included); else 'kept'.
-CREATE FUNCTION pgmate.learning_decision(promotion_score float8, veto_scores float8[],
-                                         promotion_threshold float8, veto_threshold float8)
+-- The decision after an arena round (pure, so it is tested on its own), from the match
+-- against the best network and the veto matches (each as learning_match returns it: score,
+-- los, sprt) and the run's settings:
+-- - 'vetoed' when a match (the best one included) has an LOS below veto_los, or with
+--   veto_threshold a score below it;
+-- - else 'promoted' when the best match's LOS is at least promotion_los: a one-sided test at
+--   the 1 - promotion_los level (README, "The gate"); with promotion_threshold, when its
+--   score is at least that; with promotion_elo1, when its SPRT accepted H1;
+-- - else 'kept'.
+CREATE FUNCTION pgmate.learning_gate(best jsonb, vetoes jsonb[], settings jsonb)
   RETURNS text LANGUAGE sql IMMUTABLE PARALLEL SAFE
   AS $$
     SELECT CASE
-      WHEN promotion_score < veto_threshold
-           OR EXISTS (SELECT 1 FROM unnest(veto_scores) s WHERE s < veto_threshold) THEN 'vetoed'
-      WHEN promotion_score >= promotion_threshold THEN 'promoted'
+      WHEN EXISTS (SELECT 1 FROM unnest(array_append(vetoes, best)) m
+                   WHERE CASE WHEN settings ? 'veto_threshold'
+                              THEN (m->>'score')::float8 < (settings->>'veto_threshold')::float8
+                              ELSE (m->>'los')::float8 < (settings->>'veto_los')::float8 END) THEN 'vetoed'
+      WHEN CASE WHEN settings ? 'promotion_elo1' THEN best->>'sprt' = 'H1'
+                WHEN settings ? 'promotion_threshold'
+                  THEN (best->>'score')::float8 >= (settings->>'promotion_threshold')::float8
+                ELSE (best->>'los')::float8 >= (settings->>'promotion_los')::float8 END THEN 'promoted'
       ELSE 'kept' END
   $$;
-COMMENT ON FUNCTION pgmate.learning_decision(float8, float8[], float8, float8) IS
-  'promoted, kept or vetoed from the score against the best network and the veto scores';
+COMMENT ON FUNCTION pgmate.learning_gate(jsonb, jsonb[], jsonb) IS
+  'promoted, kept or vetoed from the match against the best network, the veto matches and the run''s settings';
 
 -- What a veto at each escalation level does, on top of restoring the best network (the
 -- current network becomes the best again, and training starts with a fresh optimizer):
@@ -385,7 +397,10 @@ COMMENT ON FUNCTION pgmate.own_learning_run(bigint) IS
 -- The window of iteration `iteration` of a run: the newest `window` full-search positions
 -- of the run's self-play games so far (excluded games left out; 1 in sample_one_in per
 -- game; value target z, q or a mix), newest game first, with their games' ids (a veto
--- excludes the newest of these games: pgmate.learning_escalation).
+-- excludes the newest of these games: pgmate.learning_escalation). The search's value q
+-- becomes a win/draw/loss target with the search's own draw probability d:
+-- ((1 - d + q) / 2, d, (1 - d - q) / 2), as lc0 keeps Q and D; positions stored without d
+-- (before 0.9.0) map q = 0 to a certain draw, as they always did.
 CREATE FUNCTION pgmate.learning_window(run bigint, iteration int)
   RETURNS TABLE (game_id bigint, ply int, board board, history board[], repetitions int, moves move[],
                  policy real[], wdl real[])
@@ -403,10 +418,14 @@ CREATE FUNCTION pgmate.learning_window(run bigint, iteration int)
     RETURN QUERY
       SELECT t.game_id, t.ply, t.board, t.history, t.repetitions, t.moves, t.policy,
              CASE WHEN q_ratio = 0 THEN t.wdl
-                  ELSE ARRAY[(1 - q_ratio) * t.wdl[1] + q_ratio * greatest(t.q, 0),
-                             (1 - q_ratio) * t.wdl[2] + q_ratio * (1 - abs(t.q)),
-                             (1 - q_ratio) * t.wdl[3] + q_ratio * greatest(-t.q, 0)]::real[] END
+                  ELSE ARRAY[(1 - q_ratio) * t.wdl[1] + q_ratio * sw.win,
+                             (1 - q_ratio) * t.wdl[2] + q_ratio * sw.draw,
+                             (1 - q_ratio) * t.wdl[3] + q_ratio * sw.loss]::real[] END
       FROM pgmate.training_targets t
+      CROSS JOIN LATERAL (
+        SELECT CASE WHEN t.d IS NULL THEN greatest(t.q, 0) ELSE greatest((1 - t.d + t.q) / 2, 0) END AS win,
+               CASE WHEN t.d IS NULL THEN 1 - abs(t.q) ELSE least(greatest(t.d, 0), 1) END AS draw,
+               CASE WHEN t.d IS NULL THEN greatest(-t.q, 0) ELSE greatest((1 - t.d - t.q) / 2, 0) END AS loss) sw
       WHERE t.game_id IN (SELECT lg.game_id FROM pgmate.learning_games lg
                           WHERE lg.run_id = run AND lg.iteration <= learning_window.iteration
                             AND NOT EXISTS (SELECT 1 FROM pgmate.learning_exclusions e
@@ -487,7 +506,7 @@ CREATE PROCEDURE pgmate.learning_match(name text, candidate jsonb, opponent json
                                                 'games', r.games, 'wins', r.wins,
                                                 'draws', r.draws, 'losses', r.losses, 'score', r.score, 'elo', r.elo,
                                                 'elo_lower', r.elo_lower, 'elo_upper', r.elo_upper,
-                                                'sprt', r.sprt_verdict))
+                                                'los', r.los, 'sprt', r.sprt_verdict))
       INTO result FROM pgmate.match_results r WHERE r.match_id = own_match;
   END
   $$;
@@ -526,11 +545,13 @@ CREATE PROCEDURE pgmate.learn(run text, iterations int, options jsonb DEFAULT '{
     training_run bigint;
     optimizer_from bigint;
     promotion_sprt jsonb;  -- the SPRT options of the match against the best, or NULL
+    steps int;             -- training steps of this iteration
+    new_positions bigint;  -- its self-play positions that are training rows
+    vetoes jsonb[];        -- the veto matches' results
     last_log record;
     arena_round bool;
     arena jsonb;
     m jsonb;
-    veto_scores float8[];
     older bigint;
     net_player jsonb;  -- a network in arena games, but for its id
     decision text;
@@ -641,15 +662,33 @@ CREATE PROCEDURE pgmate.learn(run text, iterations int, options jsonb DEFAULT '{
         AND tr.owner = r.owner
       ORDER BY tr.id DESC LIMIT 1;
       IF candidate IS NULL THEN
+        -- As many steps as draw each new position about samples_per_position times while it
+        -- is in the window (KataGo's fixed ratio of samples to new data), however full the
+        -- window is; or the run's fixed steps.
+        IF s ? 'steps' THEN
+          steps := (s->>'steps')::int;
+        ELSE
+          SELECT count(*) INTO new_positions
+          FROM pgmate.learning_games lg JOIN pgmate.selfplay_positions p ON p.game_id = lg.game_id
+          WHERE lg.run_id = r.id AND lg.iteration = k AND p.full_search;
+          steps := least(10000000, greatest(1, ceil((s->>'samples_per_position')::float8 * new_positions
+                                                    / (s->>'sample_one_in')::int
+                                                    / ((s->>'batch')::int * (1 - r.pretrain_mix))))::int);
+        END IF;
         train_options := jsonb_build_object(
           'batch', s->'batch', 'optimizer', 'adamw', 'lr', r.lr, 'schedule', 'constant',
-          'log_every', least((s->>'steps')::int, 50), 'checkpoint_every', least((s->>'steps')::int, 50),
+          'log_every', least(steps, 50), 'checkpoint_every', least(steps, 50),
           'seed', (s->>'seed')::bigint % 2147483647 + k, 'name', run || ' ' || k);
         IF (s->>'kl_weight')::float8 > 0 THEN
-          train_options := train_options || jsonb_build_object('kl_weight', s->'kl_weight', 'kl_reference', r.start_network);
+          train_options := train_options || jsonb_build_object(
+            'kl_weight', s->'kl_weight',
+            'kl_reference', CASE WHEN s->>'kl_reference' = 'best' THEN r.best_network ELSE r.start_network END);
         END IF;
         IF s ? 'holdout' THEN
-          train_options := train_options || jsonb_build_object('holdout', s->'holdout');
+          -- Every network of the run but the start was measured on the held-out rows at the
+          -- end of the training that made it: no second measurement of the same weights.
+          train_options := train_options || jsonb_build_object('holdout', s->'holdout',
+                                                               'holdout_at_start', r.current_network = r.start_network);
         END IF;
         -- The optimizer goes on from the training that made the current network, unless a
         -- veto has put the best network back since (escalation starts a fresh optimizer).
@@ -667,8 +706,8 @@ CREATE PROCEDURE pgmate.learn(run text, iterations int, options jsonb DEFAULT '{
         IF optimizer_from IS NULL THEN
           train_options := train_options || jsonb_build_object('warmup_steps', least((s->>'steps')::int, 20));
         END IF;
-        RAISE NOTICE 'learn: run "%" iteration %: training network % for % steps', run, k, r.current_network, s->'steps';
-        CALL pgmate.train(r.current_network, data_query, (s->>'steps')::bigint, train_options, candidate);
+        RAISE NOTICE 'learn: run "%" iteration %: training network % for % steps', run, k, r.current_network, steps;
+        CALL pgmate.train(r.current_network, data_query, steps, train_options, candidate);
         SELECT tr.id INTO training_run FROM pgmate.training_runs tr
         WHERE tr.new_network = candidate AND tr.owner = r.owner;
       END IF;
@@ -688,7 +727,7 @@ CREATE PROCEDURE pgmate.learn(run text, iterations int, options jsonb DEFAULT '{
       t0 := clock_timestamp();
       arena_round := k % (s->>'arena_interval')::int = 0 OR coalesce(last_log.kl > (s->>'kl_arena')::float8, false);
       arena := NULL;
-      veto_scores := '{}';
+      vetoes := '{}';
       promotion_sprt := CASE WHEN s ? 'promotion_elo1'
                              THEN jsonb_build_object('sprt_elo0', s->'promotion_elo0', 'sprt_elo1', s->'promotion_elo1') END;
       -- Players are JSON objects built from checked settings, never text put together.
@@ -713,7 +752,7 @@ CREATE PROCEDURE pgmate.learn(run text, iterations int, options jsonb DEFAULT '{
                                        (s->>'veto_games')::int, (s->>'seed')::bigint + k, (s->>'max_plies')::int,
                                        (s->>'parallel')::int, s->>'openings', NULL, m);
             arena := arena || jsonb_build_object('older', m);
-            veto_scores := veto_scores || (m->>'score')::float8;
+            vetoes := vetoes || m;
           END IF;
           IF r.start_network <> r.best_network THEN
             CALL pgmate.learning_match(label || ':start', net_player || jsonb_build_object('network', candidate),
@@ -721,10 +760,12 @@ CREATE PROCEDURE pgmate.learn(run text, iterations int, options jsonb DEFAULT '{
                                        (s->>'veto_games')::int, (s->>'seed')::bigint + k, (s->>'max_plies')::int,
                                        (s->>'parallel')::int, s->>'openings', NULL, m);
             arena := arena || jsonb_build_object('start', m);
-            veto_scores := veto_scores || (m->>'score')::float8;
+            vetoes := vetoes || m;
           END IF;
         END IF;
-        IF (s->>'sanity_games')::int > 0 THEN
+        -- The sanity games inform, never decide: every sanity_interval-th round only.
+        IF (s->>'sanity_games')::int > 0
+           AND k % ((s->>'arena_interval')::int * coalesce((s->>'sanity_interval')::int, 1)) = 0 THEN
           CALL pgmate.learning_match(label || ':random', net_player || jsonb_build_object('network', candidate),
                                      '"random"', (s->>'sanity_games')::int, (s->>'seed')::bigint + k,
                                      (s->>'max_plies')::int, (s->>'parallel')::int, s->>'openings', NULL, m);
@@ -734,23 +775,20 @@ CREATE PROCEDURE pgmate.learn(run text, iterations int, options jsonb DEFAULT '{
                                      (s->>'seed')::bigint + k, (s->>'max_plies')::int, (s->>'parallel')::int, s->>'openings', NULL, m);
           arena := arena || jsonb_build_object('mcts', m);
         END IF;
-        -- With an SPRT only its accepted H1 promotes (the score threshold stands aside); the
-        -- veto threshold applies either way.
-        decision := pgmate.learning_decision((arena->'best'->>'score')::float8, veto_scores,
-                                             CASE WHEN promotion_sprt IS NULL THEN (s->>'promotion_threshold')::float8
-                                                  WHEN arena->'best'->>'sprt' = 'H1' THEN 0
-                                                  ELSE 'Infinity'::float8 END,
-                                             (s->>'veto_threshold')::float8);
-        IF promotion_sprt IS NULL THEN
-          reason := format('score %s against the best network (promotion at %s, veto below %s)',
-                           round((arena->'best'->>'score')::numeric, 3), s->>'promotion_threshold', s->>'veto_threshold');
-        ELSE
-          reason := format('score %s against the best network over %s games, SPRT [%s, %s]: %s (veto below %s)',
-                           round((arena->'best'->>'score')::numeric, 3), arena->'best'->>'games', s->>'promotion_elo0',
-                           s->>'promotion_elo1', CASE arena->'best'->>'sprt' WHEN 'H1' THEN 'H1 accepted'
-                                                   WHEN 'H0' THEN 'H0 accepted' ELSE 'undecided' END,
-                           s->>'veto_threshold');
-        END IF;
+        decision := pgmate.learning_gate(arena->'best', vetoes, s);
+        reason := format('score %s, Elo %s [%s, %s], LOS %s against the best network over %s games',
+                         round((arena->'best'->>'score')::numeric, 3), round((arena->'best'->>'elo')::numeric, 1),
+                         round((arena->'best'->>'elo_lower')::numeric, 1), round((arena->'best'->>'elo_upper')::numeric, 1),
+                         round((arena->'best'->>'los')::numeric, 3), arena->'best'->>'games')
+                  || CASE WHEN s ? 'promotion_elo1'
+                          THEN format(', SPRT [%s, %s]: %s', s->>'promotion_elo0', s->>'promotion_elo1',
+                                      CASE arena->'best'->>'sprt' WHEN 'H1' THEN 'H1 accepted'
+                                                                  WHEN 'H0' THEN 'H0 accepted' ELSE 'undecided' END)
+                          WHEN s ? 'promotion_threshold' THEN format(' (promotion at a score of %s', s->>'promotion_threshold')
+                          ELSE format(' (promotion at LOS %s', s->>'promotion_los') END
+                  || CASE WHEN s ? 'promotion_elo1' THEN ' (' ELSE ', ' END
+                  || CASE WHEN s ? 'veto_threshold' THEN format('veto below a score of %s)', s->>'veto_threshold')
+                          ELSE format('veto below LOS %s)', s->>'veto_los') END;
         IF arena ? 'older' THEN
           reason := reason || format(', %s against older network %s', round((arena->'older'->>'score')::numeric, 3), older);
         END IF;

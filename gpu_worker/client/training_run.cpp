@@ -56,6 +56,10 @@ TrainingSettings parse_training_settings(std::int64_t steps, const std::string& 
       s.holdout = text();
     } else if (f.key == "holdout_limit") {
       s.holdout_limit = int(flat_json_int(f, 1, 1 << 24, kWhat));
+    } else if (f.key == "holdout_at_start") {
+      if (f.quoted || (f.value != "true" && f.value != "false"))
+        throw std::invalid_argument(std::string(kWhat) + ": \"holdout_at_start\" must be true or false");
+      s.holdout_at_start = f.value == "true";
     } else if (f.key == "name") {
       s.name = text();
       if (s.name.empty()) throw std::invalid_argument(std::string(kWhat) + ": \"name\" must not be empty");
@@ -215,7 +219,7 @@ TrainingResult run_training(WorkerClient& client, const TrainingJob& job, Traini
   if (step == 0) {
     TrainingLogRow row;
     row.policy_loss = row.value_loss = row.kl = row.accuracy = row.lr = row.kl_weight = row.samples_per_s = NAN;
-    row.holdout = holdout();
+    if (s.holdout_at_start) row.holdout = holdout();
     store.log(row);
   }
 

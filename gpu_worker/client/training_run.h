@@ -31,6 +31,9 @@ namespace pgmate::worker {
 //   holdout           a training query whose rows are never trained on (none)
 //   holdout_limit     held-out rows measured per log row (4096): CALL pgmate.train and
 //                     pgmate train read only the query's first ones (an ORDER BY fixes which)
+//   holdout_at_start  whether a new run measures the held-out rows before its first step
+//                     (true); the learning loop says false when the network it trains was
+//                     measured on the same rows at the end of the training that made it
 //   name              the new network's name (the parent's name + " trained")
 //   pause_after       stop this call at the first checkpoint at least this many steps in
 //                     (0: never); the run stays running, and the same call goes on from there
@@ -49,6 +52,7 @@ struct TrainingSettings {
   int checkpoint_every = 500;
   std::string holdout;
   int holdout_limit = 4096;
+  bool holdout_at_start = true;
   std::string name;
   std::int64_t pause_after = 0;
   std::int64_t kl_reference = 0;
@@ -60,7 +64,7 @@ struct TrainingSettings {
 // wrong (unknown keys, values out of range, the trainer's own checks).
 TrainingSettings parse_training_settings(std::int64_t steps, const std::string& options_json);
 
-// Every setting but steps, name, holdout_limit and pause_after (what identifies a run's batches and
+// Every setting but steps, name, holdout_limit, holdout_at_start and pause_after (what identifies a run's batches and
 // updates, so a changed one is another run), as one JSON object with the trainer's keys
 // in full: the run's `settings`.
 std::string settings_json(const TrainingSettings& settings);

@@ -44,7 +44,7 @@ q "SELECT pgmate.wait_for_worker()" >/dev/null
 "$PGMATE" import --openings --db "dbname=$DB" >/dev/null  # the arena's openings
 net=$(q "SELECT pgmate.init_network('cron', '{\"filters\": 8, \"blocks\": 1, \"attention_blocks\": 0, \"policy_head\": \"conv\"}', 3)")
 options="{\"network\": $net, \"games\": 4, \"simulations\": 8, \"parallel\": 2, \"max_plies\": 16, \"steps\": 30,
-          \"batch\": 16, \"arena_games\": 2, \"veto_games\": 2, \"sanity_games\": 2, \"arena_simulations\": 8,
+          \"batch\": 16, \"arena_games\": 2, \"arena_interval\": 1, \"veto_games\": 2, \"sanity_games\": 2, \"arena_simulations\": 8,
           \"arena_search\": \"gumbel\", \"seed\": 5}"
 
 # A run of another role whose stored holdout would make that role superuser if it ran with

@@ -32,7 +32,8 @@ q "SELECT pgmate.wait_for_worker()" >/dev/null
 "$PGMATE" import --openings --db "$db" >/dev/null  # the arena's openings (pgn-extract's ECO lines)
 net=$(q "SELECT pgmate.init_network('learn', '{\"filters\": 8, \"blocks\": 1, \"attention_blocks\": 0, \"policy_head\": \"conv\"}', 3)")
 opts=(--network "$net" --option games=6 --option simulations=8 --option parallel=3 --option max_plies=16
-      --option steps=60 --option batch=16 --option arena_games=4 --option veto_games=2 --option sanity_games=2
+      --option steps=60 --option batch=16 --option arena_games=4 --option arena_interval=1 --option veto_games=2
+      --option sanity_games=2 --option sanity_interval=1
       --option arena_simulations=4 --option promotion_threshold=0.5 --option search=gumbel
       --option full_search_fraction=0.75 --option seed=11)
 ITERATIONS=3

@@ -119,13 +119,18 @@ TEST(TrainingSettings, BadOptionsAreRefusedNamingTheKey) {
   EXPECT_NE(message(10, R"({"kl_reference": 3})").find("kl_weight"), std::string::npos);
   EXPECT_NE(message(10, R"({"kl_reference": -1, "kl_weight": 0.1})").find("kl_reference"), std::string::npos);
   EXPECT_NE(message(10, R"({"optimizer_from": "last"})").find("optimizer_from"), std::string::npos);
+  EXPECT_NE(message(10, R"({"holdout_at_start": "no"})").find("holdout_at_start"), std::string::npos);
+  EXPECT_NE(message(10, R"({"holdout_at_start": 0})").find("holdout_at_start"), std::string::npos);
 }
 
 TEST(TrainingSettings, SettingsJsonIdentifiesWhatChangesTheWeights) {
-  const TrainingSettings a = parse_training_settings(100, R"({"batch": 32, "name": "x", "holdout_limit": 50})");
+  const TrainingSettings a =
+      parse_training_settings(100, R"({"batch": 32, "name": "x", "holdout_limit": 50, "holdout_at_start": false})");
   const TrainingSettings b = parse_training_settings(100, R"({"batch": 32, "name": "y"})");
   const TrainingSettings c = parse_training_settings(100, R"({"batch": 32, "lr": 0.02})");
-  EXPECT_EQ(settings_json(a), settings_json(b));
+  EXPECT_EQ(settings_json(a), settings_json(b));  // what is measured changes no weight
+  EXPECT_FALSE(a.holdout_at_start);
+  EXPECT_TRUE(b.holdout_at_start);
   EXPECT_NE(settings_json(a), settings_json(c));
   EXPECT_NE(settings_json(a).find("\"batch\": 32"), std::string::npos);
   EXPECT_NE(settings_json(a).find("\"optimizer\""), std::string::npos);
