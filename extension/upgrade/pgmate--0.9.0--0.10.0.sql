@@ -463,7 +463,7 @@ CREATE OR REPLACE PROCEDURE pgmate.learn(run text, iterations int, options jsonb
         -- A fresh AdamW's first steps are sign descent (every weight moves by lr, noise or
         -- not): its learning rate rises over the first steps instead.
         IF optimizer_from IS NULL THEN
-          train_options := train_options || jsonb_build_object('warmup_steps', least((s->>'steps')::int, 20));
+          train_options := train_options || jsonb_build_object('warmup_steps', least(steps, 20));
         END IF;
         RAISE NOTICE 'learn: run "%" iteration %: training network % for % steps', run, k, r.current_network, steps;
         CALL pgmate.train(r.current_network, data_query, steps, train_options, candidate);
