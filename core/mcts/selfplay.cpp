@@ -165,7 +165,7 @@ std::string config_json(const SelfPlayConfig& c) {
 }
 
 std::size_t estimated_memory_bytes(const SelfPlayConfig& c) {
-  constexpr double kTreeBytesPerSimulation = 2 * 40 * 64.0;  // reuse x children x node
+  constexpr double kTreeBytesPerSimulation = 2 * 40 * 72.0;  // reuse x children x node (72 bytes)
   constexpr double kCacheBytesPerEntry = 320.0;              // priors of ~35 moves, map and queue
   const double in_progress = double(std::max<std::int64_t>(0, std::min<std::int64_t>(c.parallel, c.games)));
   const int simulations = std::max(c.search.simulations, c.full_search_fraction < 1 ? cheap_simulations_of(c) : 0);
