@@ -303,7 +303,7 @@ CREATE VIEW pgmate.learning_options AS
     (20, 'sample_one_in', 'int', 1, 1000, NULL, '1', false, 'train on 1 of every k positions of a game'),
     (21, 'holdout', 'text', NULL, NULL, NULL, NULL, false, 'a query of held-out rows, measured after every training'),
     (22, 'arena_interval', 'int', 1, 1000, NULL, '4', false, 'iterations between arena rounds (the candidate of the iterations between goes on training, the best network plays self-play)'),
-    (23, 'arena_games', 'int', 2, 100000, NULL, '100', false, 'games of the candidate against the best network (100: a 50-Elo-better candidate is promoted at least half the time, see README)'),
+    (23, 'arena_games', 'int', 2, 100000, NULL, '100', false, 'games of the candidate against the best network (100: a 50-Elo-better candidate is promoted about half the time at a draw rate of 30%, see README)'),
     (24, 'arena_simulations', 'int', 1, 100000, NULL, NULL, false, 'simulations per move in arena games (default: simulations)'),
     (25, 'arena_search', 'text', NULL, NULL, '{puct,gumbel}', '"puct"', false, 'root search of the networks in arena games'),
     (26, 'promotion_threshold', 'number', 0, 1, NULL, NULL, false, 'promotion by score instead of promotion_los: a score against the best network of at least this promotes'),
