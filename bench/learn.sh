@@ -73,6 +73,9 @@ case "$mode" in
                      JOIN pgmate.learning_runs r ON r.id = i.run_id
                      WHERE r.name = '$run' AND i.decision = 'promoted' ORDER BY i.iteration"); do
       promoted=${pair%%:*} replaced=${pair##*:}
+      if [ "$promoted" = "$best" ] && [ "$replaced" = "$start" ]; then
+        echo "promotion of $promoted over $replaced: the match above"; continue
+      fi
       echo "promotion of $promoted over $replaced:"
       "$PGMATE" arena --db "dbname=$DB" --games "$CHECK_GAMES" --openings eco --parallel 8 --max-plies 300 --quiet \
         --name "$run: $promoted vs $replaced" "net:$promoted:$SIMULATIONS" "net:$replaced:$SIMULATIONS" | tail -n 3

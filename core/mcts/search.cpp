@@ -107,8 +107,6 @@ QNormalise parse_q_normalise(std::string_view text) {
   throw std::invalid_argument("\"" + std::string(text.substr(0, 40)) + "\" is not bounds or minmax");
 }
 
-float default_c_scale(QNormalise q) { return q == QNormalise::kMinMax ? 0.1f : 1.0f; }
-
 std::vector<std::uint32_t> sequential_halving_schedule(int considered, int simulations) {
   std::vector<std::uint32_t> schedule;
   if (simulations <= 0) return schedule;
@@ -290,22 +288,24 @@ struct Search::Impl {
   std::vector<float> completed_q(std::vector<float>* draws = nullptr) const {
     const float evaluated = finite(root.nn_value) ? -root.nn_value : 0.0f;
     double visits = 0, visited_prior = 0, weighted_q = 0, weighted_d = 0;
-    std::vector<float> q(root.children.size(), 0.0f), d(root.children.size(), 0.0f);
+    std::vector<float> q(root.children.size(), 0.0f);
+    // Draws only when asked for: sequential halving calls this at every root visit.
+    std::vector<float> d(draws ? root.children.size() : 0, 0.0f);
     for (size_t i = 0; i < root.children.size(); ++i) {
       const Node& c = root.children[i];
       if (c.bound != Bound::kNone) {
         q[i] = exact_value(c.bound);
-        d[i] = exact_draw(c.bound);
+        if (draws) d[i] = exact_draw(c.bound);
       } else if (c.visits > 0) {
         q[i] = float(c.value_sum / c.visits);
-        d[i] = float(c.draw_sum / c.visits);
+        if (draws) d[i] = float(c.draw_sum / c.visits);
       }
       if (c.visits == 0) continue;
       const double prior = raw_prior(i);
       visits += c.visits;
       visited_prior += prior;
       weighted_q += prior * q[i];
-      weighted_d += prior * d[i];
+      if (draws) weighted_d += prior * d[i];
     }
     const bool mix = visits > 0 && visited_prior > 0;
     const float mixed = mix ? float((evaluated + visits * weighted_q / visited_prior) / (1 + visits)) : evaluated;
@@ -314,7 +314,7 @@ struct Search::Impl {
     for (size_t i = 0; i < root.children.size(); ++i)
       if (root.children[i].bound == Bound::kNone && root.children[i].visits == 0) {
         q[i] = mixed;
-        d[i] = mixed_draw;
+        if (draws) d[i] = mixed_draw;
       }
     if (draws) *draws = std::move(d);
     return q;

@@ -67,6 +67,9 @@ enum class RootSearch : std::uint8_t { kPuct, kGumbel };
 //   where it pairs it with c_scale 0.1: the best and the worst move are always 1 apart,
 //   however close their values, so c_scale 1 would make the policy nearly one-hot.
 enum class QNormalise : std::uint8_t { kBounds, kMinMax };
+// The c_scale that goes with a normalisation: 1 with kBounds (the paper), 0.1 with kMinMax
+// (mctx's default).
+constexpr float default_c_scale(QNormalise q) { return q == QNormalise::kMinMax ? 0.1f : 1.0f; }
 
 struct SearchParams {
   int simulations = 800;          // new simulations per move
@@ -87,18 +90,15 @@ struct SearchParams {
   int gumbel_considered = 16;     // m: moves considered at the root (fewer when fewer are legal)
   float gumbel_c_visit = 50.0f;   // sigma(q) = (c_visit + most visits) * c_scale * q
   // mctx's pairing, which played better than the paper's at 32 simulations on the recipe's
-  // network (bench/RESULTS.md, "The Gumbel root's Q normalisation").
-  float gumbel_c_scale = 0.1f;     // default_c_scale(gumbel_q_normalise)
+  // network (bench/RESULTS.md, "Gumbel root").
   QNormalise gumbel_q_normalise = QNormalise::kMinMax;
+  float gumbel_c_scale = default_c_scale(QNormalise::kMinMax);
 };
 
 // The spec and option names of the normalisations ("bounds", "minmax"), and back
 // (std::invalid_argument naming the text for another).
 const char* q_normalise_name(QNormalise q);
 QNormalise parse_q_normalise(std::string_view text);
-// The c_scale that goes with a normalisation: 1 with kBounds (the paper), 0.1 with kMinMax
-// (mctx's default).
-float default_c_scale(QNormalise q);
 
 // Sequential halving's schedule (mctx's get_sequence_of_considered_visits): for each of
 // the `simulations` visits of the root's moves, the visit count a considered move must
