@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <atomic>
 #include <cerrno>
 #include <cstring>
@@ -217,6 +218,11 @@ UciEngine::UciEngine(const std::string& command, const std::vector<std::pair<std
     wait_for(
         [&](const std::string& line) {
           if (line.rfind("id name ", 0) == 0) name_ = escape_text(line.substr(8), 80);
+          if (line.rfind("option name ", 0) == 0 && declared_options_.size() < 256) {
+            // The name runs to " type " (names may hold blanks: "Skill Level").
+            const std::size_t end = line.find(" type ", 12);
+            declared_options_.push_back(line.substr(12, end == std::string::npos ? std::string::npos : end - 12));
+          }
           return line == "uciok";
         },
         deadline, start_timeout, "uci");
@@ -351,6 +357,23 @@ void UciEngine::wait_for(const std::function<bool(const std::string&)>& done, Cl
   }
 }
 
+bool UciEngine::has_option(const std::string& name) const {
+  // UCI option names are case-insensitive.
+  const auto same = [&](const std::string& o) {
+    return o.size() == name.size() && std::equal(o.begin(), o.end(), name.begin(), [](char a, char b) {
+             return std::tolower(static_cast<unsigned char>(a)) == std::tolower(static_cast<unsigned char>(b));
+           });
+  };
+  return std::any_of(declared_options_.begin(), declared_options_.end(), same);
+}
+
+void UciEngine::set_option(const std::string& name, const std::string& value, milliseconds timeout) {
+  const auto deadline = Clock::now() + timeout;
+  send("setoption name " + name + " value " + value, deadline);
+  send("isready", deadline);
+  wait_for([](const std::string& line) { return line == "readyok"; }, deadline, timeout, "isready");
+}
+
 void UciEngine::new_game(milliseconds timeout) {
   const auto deadline = Clock::now() + timeout;
   send("ucinewgame", deadline);
@@ -385,6 +408,7 @@ std::optional<std::string> UciEngine::poll_bestmove(milliseconds wait) {
         rest = b == std::string::npos ? "" : rest.substr(b);
         return rest.substr(0, rest.find(' '));
       }
+      if (info_sink_ && line->rfind("info ", 0) == 0) info_sink_(*line);
       if (lines_.size() < 64) lines_.push_back(escape_text(*line, 200));
     }
     if (eof_) throw UciError("UCI engine " + name_ + " exited in the middle of a move");

@@ -50,6 +50,8 @@ class UciEngine {
 
   const std::string& name() const { return name_; }  // "id name" (escaped), or the program
   pid_t pid() const { return pid_; }                 // also its process group
+  // The pipe its output arrives on (for poll() across many engines; -1 once it is stopped).
+  int output_fd() const { return from_engine_; }
 
   // Asks the engine to quit and closes its pipes, without waiting: the destructor then
   // waits at most the rest of the second from here. Lets many engines stop in parallel.
@@ -64,6 +66,15 @@ class UciEngine {
   std::optional<std::string> poll_bestmove(std::chrono::milliseconds wait = std::chrono::milliseconds(0));
   // Lines the engine wrote since the last go (info lines, escaped), at most 64, for diagnostics.
   const std::vector<std::string>& last_lines() const { return lines_; }
+  // Called with every line that begins with "info " as poll_bestmove reads it (raw bytes, at
+  // most 64 KiB): how an analysis reads scores and principal variations.
+  void set_info_sink(std::function<void(const std::string&)> sink) { info_sink_ = std::move(sink); }
+
+  // Whether the engine declared an option of this name in its handshake ("option name N ...").
+  bool has_option(const std::string& name) const;
+  // setoption, then isready ... readyok within `timeout`.
+  void set_option(const std::string& name, const std::string& value,
+                  std::chrono::milliseconds timeout = std::chrono::seconds(10));
 
   // How long a move with these limits may take before the engine is declared hung.
   static std::chrono::milliseconds move_deadline(const UciLimits& limits);
@@ -93,6 +104,8 @@ class UciEngine {
   std::size_t scanned_ = 0;      // from begin_ to here holds no newline
   bool eof_ = false;
   std::vector<std::string> lines_;
+  std::vector<std::string> declared_options_;
+  std::function<void(const std::string&)> info_sink_;
 };
 
 // Kills the process group of every engine alive in this process (SIGKILL), for a process

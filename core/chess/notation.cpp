@@ -478,6 +478,34 @@ Move resolve_move(const Board& b, Move wanted) {
   throw IllegalMove("illegal move " + quoted(to_uci(wanted)) + " in " + to_fen(b));
 }
 
+std::vector<Move> san_candidates(const Board& b, std::string_view text) {
+  std::string_view stripped;
+  const SanMove san = split_san(b, text, stripped);
+  std::vector<Move> out;
+  if (san.uci) {
+    try {
+      out.push_back(parse_uci(b, stripped));
+    } catch (const IllegalMove&) {
+    }
+    return out;
+  }
+  MoveList list;
+  legal_moves(b, list);
+  for (Move m : list) {
+    if (san.castling) {
+      if (m.kind() == kCastling && (m.to() > m.from()) == san.king_side) out.push_back(m);
+      continue;
+    }
+    if (m.to() != san.to || type_of(b.piece_on(m.from())) != san.type || m.kind() == kCastling) continue;
+    if (san.from_file >= 0 && file_of(m.from()) != san.from_file) continue;
+    if (san.from_rank >= 0 && rank_of(m.from()) != san.from_rank) continue;
+    if ((m.kind() == kPromotion) != (san.promotion != kNoPieceType)) continue;
+    if (m.kind() == kPromotion && m.promotion() != san.promotion) continue;
+    out.push_back(m);
+  }
+  return out;
+}
+
 Move parse_san(const Board& b, std::string_view text) {
   SanMove san;
   if (!split_common_san(text, san)) {

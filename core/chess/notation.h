@@ -3,6 +3,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "chess/fen.h"
 #include "chess/movegen.h"
@@ -31,6 +32,11 @@ std::string to_san(const Board& b, Move m);
 // Throws ParseError for text that is not a move, IllegalMove for a move that names no
 // single legal move of `b` (not legal, or ambiguous).
 Move parse_san(const Board& b, std::string_view text);
+
+// Every legal move of `b` that SAN `text` could mean, ignoring that it must name only one:
+// the readings of an ambiguous move ("Nd2" when both knights reach d2). Empty when none
+// matches; throws ParseError for text that is not a move.
+std::vector<Move> san_candidates(const Board& b, std::string_view text);
 
 namespace detail {
 // parse_san by listing every legal move of `b` (parse_san itself looks only at the pieces

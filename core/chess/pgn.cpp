@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <deque>
 #include <stdexcept>
@@ -26,6 +27,8 @@ namespace {
 
 constexpr size_t kMaxSymbol = 255;       // longest move / tag name / result token
 constexpr size_t kMaxTagValue = 1 << 16; // longest tag value
+constexpr size_t kMaxComment = 1024;     // the part of a comment searched for [%eval] and [%clk]
+constexpr size_t kMaxReadings = 8;       // readings of ambiguous moves followed at once
 constexpr size_t kLineWidth = 79;        // export format: lines of at most 79 characters
 constexpr std::string_view kBom = "\xEF\xBB\xBF";
 
@@ -215,6 +218,8 @@ class PgnParser {
   void in_moves(const Token& t);
   void skipping(const Token& t);
   void play_san(std::string_view san, int line);
+  void end_comment();
+  bool ambiguity_settled(int line);
   void begin_game();
   bool setup_start(int line);
   void end_game(std::string_view result);
@@ -251,6 +256,18 @@ class PgnParser {
   int fen_line_ = 0;
   PgnGame game_;
   Board board_{};
+  // The other readings of the game while an ambiguous SAN move is open: each the board and
+  // moves it would give. Moves that are illegal in a reading end it; the game is good when
+  // exactly one reading (board_ and game_.moves, or one of these) lasts to its end.
+  struct Reading {
+    Board board;
+    std::vector<Move> moves;
+  };
+  std::vector<Reading> readings_;
+  // The ambiguous moves met so far: what the game says ("move 12. Nd2") and their index.
+  std::vector<std::pair<std::string, std::size_t>> ambiguous_;
+  bool capture_comment_ = false;
+  std::string comment_;
   int depth_ = 0;           // variation nesting
   bool skip_blank_ = false; // a blank line was seen while skipping a bad game
   int games_ = 0;
@@ -377,9 +394,11 @@ void PgnParser::lex_span(const char* p, size_t& pos, size_t n) {
       const void* close = std::memchr(p + pos, '}', n - pos);
       const size_t end = close ? static_cast<const char*>(close) - p : n;
       line_ += int(std::count(p + pos, p + end, '\n'));
+      if (capture_comment_) comment_.append(p + pos, std::min(end - pos, kMaxComment - std::min(kMaxComment, comment_.size())));
       if (close) {
         lex_ = Lex::kNormal;
         pos = end + 1;
+        if (capture_comment_) end_comment();
       } else {
         pos = end;
       }
@@ -414,7 +433,12 @@ bool PgnParser::lex(char c) {
       lex_normal(c);
       break;
     case Lex::kBrace:
-      if (c == '}') lex_ = Lex::kNormal;
+      if (c == '}') {
+        lex_ = Lex::kNormal;
+        if (capture_comment_) end_comment();
+      } else if (capture_comment_ && comment_.size() < kMaxComment) {
+        comment_.push_back(c);
+      }
       break;
     case Lex::kLineComment:
       if (c == '\n') {
@@ -539,7 +563,13 @@ void PgnParser::lex_normal(char c) {
   line_has_content_ = true;
   token_line_ = line_;
   switch (c) {
-    case '{': lex_ = Lex::kBrace; comment_line_ = line_; return;
+    case '{':
+      lex_ = Lex::kBrace;
+      comment_line_ = line_;
+      // Only the main line's comments after a move can hold its evaluation and clock.
+      capture_comment_ = state_ == State::kMoves && depth_ == 0 && !game_.moves.empty();
+      comment_.clear();
+      return;
     case ';': lex_ = Lex::kLineComment; return;
     case '"':
       lex_ = Lex::kString;
@@ -657,6 +687,9 @@ void PgnParser::begin_game() {
   tag_names_.clear();
   depth_ = 0;
   fen_line_ = 0;
+  readings_.clear();
+  ambiguous_.clear();
+  capture_comment_ = false;
 }
 
 void PgnParser::between(const Token& t) {
@@ -811,14 +844,113 @@ void PgnParser::in_moves(const Token& t) {
 }
 
 void PgnParser::play_san(std::string_view san, int line) {
+  if (!readings_.empty()) {
+    // The other readings of an earlier ambiguous move go on or end here.
+    std::vector<Reading> kept;
+    for (Reading& r : readings_) {
+      try {
+        const Move m = parse_san(r.board, san);
+        play_checked<false>(r.board, m);
+        r.moves.push_back(m);
+        kept.push_back(std::move(r));
+      } catch (const ParseError&) {
+      }
+    }
+    readings_ = std::move(kept);
+  }
   Move m;
   try {
     m = parse_san(board_, san);
     play_checked<false>(board_, m);  // board_'s key is never read
+  } catch (const IllegalMove& e) {
+    std::vector<Move> candidates;
+    try {
+      candidates = san_candidates(board_, san);
+    } catch (const ParseError&) {
+    }
+    if (candidates.size() > 1 && readings_.size() + candidates.size() <= kMaxReadings) {
+      // Ambiguous: follow every reading to the game's end (pgn-extract's and kokopu's rule).
+      ambiguous_.emplace_back(move_context(san), game_.moves.size());
+      for (std::size_t i = 1; i < candidates.size(); ++i) {
+        Reading r{board_, game_.moves};
+        play_checked<false>(r.board, candidates[i]);
+        r.moves.push_back(candidates[i]);
+        readings_.push_back(std::move(r));
+      }
+      m = candidates[0];
+      play_checked<false>(board_, m);
+    } else if (!readings_.empty()) {
+      // This reading ends here; another one goes on.
+      board_ = readings_.front().board;
+      game_.moves = std::move(readings_.front().moves);
+      readings_.erase(readings_.begin());
+      return;
+    } else {
+      return fail(move_context(san), e.what(), line);
+    }
   } catch (const ParseError& e) {
     return fail(move_context(san), e.what(), line);
   }
   game_.moves.push_back(m);
+}
+
+// Whether the game has one reading at its end; else it is made bad.
+bool PgnParser::ambiguity_settled(int line) {
+  if (ambiguous_.empty()) return true;
+  if (readings_.empty()) {
+    for (const auto& [where, ply] : ambiguous_)
+      game_.resolved.push_back(where + " read as " + to_uci(game_.moves[ply]));
+    ambiguous_.clear();
+    return true;
+  }
+  const std::string where = ambiguous_.front().first;
+  readings_.clear();
+  ambiguous_.clear();
+  fail(where, "ambiguous move: more than one of the moves it could mean keeps the game legal to its end", line);
+  return false;
+}
+
+// [%eval 0.17] [%eval #-3] [%eval 1.2,24] and [%clk 0:03:12] (or [%clk 0:00:09.5]) of the
+// comment after the last main-line move; other commands and text are read past.
+void PgnParser::end_comment() {
+  capture_comment_ = false;
+  const std::size_t ply = game_.moves.size() - 1;
+  const auto command = [&](std::string_view name) -> std::string_view {
+    const std::size_t at = comment_.find(name);
+    if (at == std::string::npos) return {};
+    std::size_t b = at + name.size();
+    while (b < comment_.size() && comment_[b] == ' ') ++b;
+    std::size_t e = b;
+    while (e < comment_.size() && comment_[e] != ']' && comment_[e] != ' ') ++e;
+    return std::string_view(comment_).substr(b, e - b);
+  };
+  std::string_view eval = command("[%eval");
+  if (const std::size_t comma = eval.find(','); comma != std::string_view::npos) eval = eval.substr(0, comma);
+  const auto digits = [](std::string_view t) {
+    return !t.empty() && std::all_of(t.begin(), t.end(), [](char c) { return is_digit(c); });
+  };
+  bool eval_ok = false;
+  if (eval.size() > 1 && eval[0] == '#') {
+    const std::string_view n = eval.substr(eval[1] == '-' || eval[1] == '+' ? 2 : 1);
+    eval_ok = digits(n) && n.size() <= 4;
+  } else if (!eval.empty()) {
+    std::string_view n = eval.substr(eval[0] == '-' || eval[0] == '+' ? 1 : 0);
+    const std::size_t dot = n.find('.');
+    eval_ok = n.size() <= 8 && digits(n.substr(0, dot)) && (dot == std::string_view::npos || digits(n.substr(dot + 1)));
+  }
+  if (eval_ok) {
+    game_.evals.resize(ply + 1);
+    game_.evals[ply] = std::string(eval);
+  }
+  const std::string_view clk = command("[%clk");
+  // h:mm:ss or h:mm:ss.f
+  int h = 0, m = 0;
+  double sec = -1;
+  if (std::sscanf(std::string(clk).c_str(), "%d:%d:%lf", &h, &m, &sec) == 3 && h >= 0 && m >= 0 && m < 60 && sec >= 0 &&
+      sec < 60) {
+    game_.clocks.resize(ply + 1, -1);
+    game_.clocks[ply] = h * 3600.0 + m * 60.0 + sec;
+  }
 }
 
 void PgnParser::skipping(const Token& t) {
@@ -839,26 +971,32 @@ void PgnParser::skipping(const Token& t) {
 }
 
 void PgnParser::end_game(std::string_view result) {
+  if (!ambiguity_settled(token_line_)) return;
   game_.result = result;
+  if (!game_.evals.empty()) game_.evals.resize(game_.moves.size());
+  if (!game_.clocks.empty()) game_.clocks.resize(game_.moves.size(), -1);
   ready_.push_back(std::move(game_));
   game_ = PgnGame();
   state_ = State::kBetween;
 }
 
-// The movetext's result token ends the game; a Result tag that says otherwise makes it bad.
+// The movetext's result token ends the game. A Result tag that says otherwise wins, as
+// pgn-extract and python-chess read it (a tag is what databases index and players see);
+// the movetext's result is kept beside it.
 void PgnParser::end_game_with(const Token& t) {
   const std::string_view result = result_of(t.text);
   const std::string* tag = game_.tag("Result");
   if (tag) {
     const std::string_view tagged = result_of(*tag);
     if (!tagged.empty() && tagged != result) {
-      fail("Result tag",
-           quoted(*tag) + " conflicts with the result " + std::string(t.text) + " that ends the movetext", t.line);
-      state_ = State::kBetween;  // the bad game ends here all the same
+      game_.movetext_result = result;
+      end_game(tagged);
+      if (state_ == State::kSkip) state_ = State::kBetween;  // a bad game ends here all the same
       return;
     }
   }
   end_game(result);
+  if (state_ == State::kSkip) state_ = State::kBetween;
 }
 
 void PgnParser::fail(const std::string& where, const std::string& what, int line) {

@@ -2,8 +2,9 @@
 //
 // Reading: PgnReader takes text in chunks of any size (a stream, a file read piece by piece)
 // and hands out complete games; parse_pgn does the same for one string. Every mainline
-// move is checked against the position with parse_san; variations, comments, NAGs and
-// annotations are read past and dropped. Memory stays bounded by one game: consumed input
+// move is checked against the position with parse_san; variations, NAGs and annotations
+// are read past and dropped, and of the comments only the main line's [%eval] and [%clk]
+// commands are kept (PgnGame::evals, clocks). Memory stays bounded by one game: consumed input
 // is released, and single tokens (a move, a tag value) are capped in length.
 //
 // The dialect read is import format plus what PGN found in the wild holds (as pgn-extract
@@ -54,6 +55,18 @@ struct PgnGame {
   std::vector<Move> moves;  // the mainline, each move legal in turn
   std::string result;       // "1-0", "0-1", "1/2-1/2" or "*"
   int number = 0;           // 1-based index of the game in the input (bad games count too)
+  // The result that ended the movetext when the Result tag says another ("" when they
+  // agree): the game keeps the tag's result, as pgn-extract and python-chess read it.
+  std::string movetext_result;
+  // What the main line's comments say after each move, in lichess's and ChessBase's
+  // commands: evals[i] the "[%eval ...]" after moves[i] as written ("0.17", "-1.5", "#3",
+  // "#-2": pawns or moves to mate, White's view; "" when none), clocks[i] the "[%clk ...]"
+  // time left in seconds (-1 when none). Both are empty when the game has none.
+  std::vector<std::string> evals;
+  std::vector<double> clocks;
+  // A SAN move that named more than one legal move, read as the only one that kept the
+  // game legal to its end: "move 12. Nd2 read as b1d2". Empty when there was none.
+  std::vector<std::string> resolved;
 
   // The value of the tag with this name, or nullptr.
   const std::string* tag(std::string_view name) const;
@@ -64,12 +77,12 @@ struct PgnGame {
 //   PGN game 3, move 12... Nxe5: illegal move "Nxe5" in <fen>: no legal move matches (line 40)
 //   PGN game 2, FEN tag: invalid FEN "...": White has no king (line 7)
 //   PGN game 5, move 20: unexpected character '<' (line 88)
-// Besides unreadable text and illegal or ambiguous main-line moves (a null move there
-// included), a game is bad when a tag name appears twice
-// ("tag Event: given twice"), when its Result tag and the result ending its movetext
-// differ ("Result tag: "1-0" conflicts with the result 0-1 that ends the movetext"), or
+// Besides unreadable text and illegal main-line moves (a null move there included), a game
+// is bad when a tag name appears twice ("tag Event: given twice"), when a SAN move is
+// ambiguous and more than one (or none) of its readings keeps the game legal to its end, or
 // when it is a bare result with neither tags nor moves, such as a second result after a
-// game ("1. e4 e5 1-0 0-1": the "0-1" is bad game 2).
+// game ("1. e4 e5 1-0 0-1": the "0-1" is bad game 2). A Result tag that contradicts the
+// result ending the movetext does not make the game bad: see PgnGame::movetext_result.
 class PgnError : public ParseError {
  public:
   PgnError(const std::string& message, int game, int line)

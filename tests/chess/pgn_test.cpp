@@ -327,23 +327,37 @@ TEST(PgnErrors, BadTags) {
   EXPECT_THAT(error_of("[Event \"x\"]\n[Site"), HasSubstr("unterminated tag pair at end of input"));
 }
 
-// The Result tag and the movetext's result must agree; the game is bad otherwise, not
-// read with one of the two.
-TEST(PgnErrors, ResultTagConflictsWithTheMovetext) {
-  EXPECT_THAT(error_of("[Result \"1-0\"]\n\n1. e4 e5 0-1\n"),
-              StartsWith("PGN game 1, Result tag: \"1-0\" conflicts with the result 0-1 that ends the movetext "
-                         "(line 3)"));
-  EXPECT_THAT(error_of("[Result \"1-0\"]\n\n1. e4 *\n"), HasSubstr("\"1-0\" conflicts with the result *"));
+// A Result tag that contradicts the movetext's result wins, as in pgn-extract and
+// python-chess; the movetext's result is kept beside it.
+TEST(Pgn, ResultTagConflictingWithTheMovetextWins) {
+  PgnGame g = only_game("[Result \"1-0\"]\n\n1. e4 e5 0-1\n");
+  EXPECT_EQ(g.result, "1-0");
+  EXPECT_EQ(g.movetext_result, "0-1");
+  g = only_game("[Result \"1-0\"]\n\n1. e4 *\n");
+  EXPECT_EQ(g.result, "1-0");
+  EXPECT_EQ(g.movetext_result, "*");
+  EXPECT_EQ(only_game("[Result \"1-0\"]\n\n1. e4 e5 1/2").movetext_result, "1/2-1/2");
+  g = only_game("[Result \"0-1\"]\n\n1. e4 e51-0");
+  EXPECT_EQ(g.result, "0-1");
+  EXPECT_EQ(g.movetext_result, "1-0");
+  // The next game is read as usual.
+  const std::vector<PgnGame> two = parse_pgn("[Result \"1-0\"]\n\n1. e4 0-1\n\n1. d4 *\n");
+  ASSERT_EQ(two.size(), 2u);
+  EXPECT_EQ(two[1].movetext_result, "");
+  EXPECT_EQ(uci_line(two[1].moves), "d2d4");
+}
+
+TEST(PgnErrors, ResultTagAgreeingWithTheMovetext) {
   EXPECT_EQ(only_game("[Result \"1-0\"]\n\n1. e4 1-0").result, "1-0");
   EXPECT_EQ(only_game("[Result \"?\"]\n\n1. e4 0-1").result, "0-1");  // not a result: no conflict
-  // Skip mode: the bad game ends at its result, the next one is read.
+  // Skip mode: the game with the conflict is kept, the next one read.
   int skipped = -1;
   std::vector<PgnGame> games =
       parse_pgn("[Result \"1-0\"]\n\n1. e4 e5 0-1\n1. d4 *\n", PgnErrorMode::kSkip, &skipped);
-  EXPECT_EQ(skipped, 1);
-  ASSERT_EQ(games.size(), 1u);
-  EXPECT_EQ(games[0].number, 2);
-  EXPECT_EQ(uci_line(games[0].moves), "d2d4");
+  EXPECT_EQ(skipped, 0);
+  ASSERT_EQ(games.size(), 2u);
+  EXPECT_EQ(games[1].number, 2);
+  EXPECT_EQ(uci_line(games[1].moves), "d2d4");
 }
 
 // A repeated tag is an error naming it, not a silent choice of one value.
@@ -577,7 +591,6 @@ TEST(PgnLenient, HalfPointResults) {
   EXPECT_EQ(only_game("[Result \"1/2\"]\n\n1. e4 e5 1/2-1/2").result, "1/2-1/2");
   EXPECT_EQ(only_game("[Result \"1/2-1/2\"]\n\n1. e4 e5 1/2").result, "1/2-1/2");
   EXPECT_EQ(only_game("[Result \"1/2\"]\n\n1. e4 e5").result, "1/2-1/2");
-  EXPECT_THAT(error_of("[Result \"1-0\"]\n\n1. e4 e5 1/2"), HasSubstr("\"1-0\" conflicts with the result 1/2"));
   // Games one after another.
   std::vector<PgnGame> games = parse_pgn("1. e4 1/2 1. d4 \xC2\xBD-\xC2\xBD 1. c4 1-0");
   ASSERT_EQ(games.size(), 3u);
@@ -609,8 +622,6 @@ TEST(PgnLenient, MoveRunIntoTheResult) {
   g = only_game("[FEN \"4k3/P7/8/8/8/8/8/4K3 w - - 0 1\"]\n\n1. a8=Q+1-0");
   EXPECT_EQ(uci_line(g.moves), "a7a8q");
   EXPECT_EQ(g.result, "1-0");
-  // The Result tag is checked against it as against a result apart.
-  EXPECT_THAT(error_of("[Result \"0-1\"]\n\n1. e4 e51-0"), HasSubstr("\"0-1\" conflicts with the result 1-0"));
   // Skip mode: a bad move run into its result ends the bad game there.
   int skipped = -1;
   std::vector<PgnGame> games = parse_pgn("1. e4 Ke31-0\n1. d4 *\n", PgnErrorMode::kSkip, &skipped);
@@ -1098,6 +1109,62 @@ TEST(PgnTagsJson, InJsonbOrderShorterNamesFirstThenByBytes) {
   json.clear();
   append_tags_json_in_jsonb_order(json, {});
   EXPECT_EQ(json, "{}");
+}
+
+// [%eval] and [%clk] commands of the main line's comments, as lichess and ChessBase write them.
+TEST(Pgn, ReadsEvalAndClockComments) {
+  PgnGame g = only_game(
+      "1. e4 { [%eval 0.17] [%clk 0:03:00] } 1... c5 { [%eval 0.19] [%clk 0:02:58.5] } "
+      "2. Nf3 { good move } ( 2. c3 { [%eval 5.0] } ) 2... d6 { [%clk 1:00:01] [%eval -0.3,24] } "
+      "3. Bb5+ { [%eval #-3] } 3... Bd7 { [%eval #4] } 4. a3 { [%eval x] } 1-0");
+  ASSERT_EQ(g.moves.size(), 7u);
+  ASSERT_EQ(g.evals.size(), 7u);
+  EXPECT_EQ(g.evals[0], "0.17");
+  EXPECT_EQ(g.evals[1], "0.19");
+  EXPECT_EQ(g.evals[2], "");  // the variation's comment is not the main line's
+  EXPECT_EQ(g.evals[3], "-0.3");
+  EXPECT_EQ(g.evals[4], "#-3");
+  EXPECT_EQ(g.evals[5], "#4");
+  EXPECT_EQ(g.evals[6], "");  // not an evaluation
+  ASSERT_EQ(g.clocks.size(), 7u);
+  EXPECT_DOUBLE_EQ(g.clocks[0], 180);
+  EXPECT_DOUBLE_EQ(g.clocks[1], 178.5);
+  EXPECT_DOUBLE_EQ(g.clocks[2], -1);
+  EXPECT_DOUBLE_EQ(g.clocks[3], 3601);
+  // A comment before the first move, and games without commands, give none.
+  g = only_game("{ [%eval 0.3] } 1. e4 { just text } e5 *");
+  EXPECT_TRUE(g.evals.empty());
+  EXPECT_TRUE(g.clocks.empty());
+  // Read the same in chunks of any size.
+  const std::string text = "1. e4 { [%eval 0.17] [%clk 0:03:00] } 1... c5 { [%eval -1.25] } *\n";
+  for (std::size_t chunk : {1, 2, 3, 7, 100}) {
+    const std::vector<PgnGame> games = read_in_chunks(text, chunk, PgnErrorMode::kFail);
+    ASSERT_EQ(games.size(), 1u);
+    ASSERT_EQ(games[0].evals.size(), 2u) << chunk;
+    EXPECT_EQ(games[0].evals[1], "-1.25") << chunk;
+    EXPECT_DOUBLE_EQ(games[0].clocks[0], 180) << chunk;
+  }
+}
+
+// A SAN move that names two legal moves is read as the one that keeps the game legal to its
+// end, as pgn-extract and kokopu do; when both (or none) do, the game is bad.
+TEST(Pgn, ResolvesAnAmbiguousMoveByTheRestOfTheGame) {
+  // Knights on b1 and f3 both reach d2; only Nbd2 leaves f3's knight to take on g5 later.
+  const std::string fen = "[FEN \"4k3/8/8/6p1/8/5N2/8/1N2K3 w - - 0 1\"]\n\n";
+  PgnGame g = only_game(fen + "1. Nd2 Kd7 2. Nxg5 *");
+  EXPECT_EQ(uci_line(g.moves), "b1d2 e8d7 f3g5");
+  ASSERT_EQ(g.resolved.size(), 1u);
+  EXPECT_EQ(g.resolved[0], "move 1. Nd2 read as b1d2");
+  // The other reading: Na3 needs the knight still on b1.
+  g = only_game(fen + "1. Nd2 Kd7 2. Na3 *");
+  EXPECT_EQ(uci_line(g.moves), "f3d2 e8d7 b1a3");
+  // Both readings legal to the end: refused.
+  EXPECT_THAT(error_of(fen + "1. Nd2 Kd7 2. Ke2 *"),
+              StartsWith("PGN game 1, move 1. Nd2: ambiguous move: more than one of the moves it could mean"));
+  // Neither reading: the later move is the error.
+  EXPECT_THAT(error_of(fen + "1. Nd2 Kd7 2. Qh5 *"), HasSubstr("Qh5"));
+  // Unambiguous games say nothing.
+  EXPECT_TRUE(only_game("1. e4 e5 *").resolved.empty());
 }
 
 }  // namespace

@@ -1,0 +1,277 @@
+// Engine analysis: UCI info lines read against the position, the WDL model, lichess's
+// accuracy formulas against values computed by hand (a literal re-implementation of lila's
+// code in Python, not this one), and the analyser with Stockfish and with engines that crash
+// or lie.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <map>
+
+#include "analysis/accuracy.h"
+#include "analysis/analyser.h"
+#include "analysis/evaluation.h"
+#include "chess/fen.h"
+#include "chess/notation.h"
+
+using namespace pgmate;
+using namespace pgmate::analysis;
+
+namespace {
+
+const std::string kStockfish = "/usr/games/stockfish";
+const std::string kFake = std::string(PGMATE_TEST_SOURCE_DIR) + "/analysis/fake_analyst.sh";
+const std::string kArenaFake = std::string(PGMATE_TEST_SOURCE_DIR) + "/arena/fake_uci.sh";
+
+bool have_stockfish() { return access(kStockfish.c_str(), X_OK) == 0; }
+
+chess::Board start() { return chess::parse_fen("startpos"); }
+
+}  // namespace
+
+TEST(UciInfo, ReadsAStockfishLine) {
+  const auto l = parse_info_line(
+      "info depth 12 seldepth 17 multipv 2 score cp -31 wdl 20 850 130 nodes 20012 nps 900000 hashfull 3 tbhits 0 "
+      "time 22 pv e2e4 e7e5 g1f3",
+      start());
+  ASSERT_TRUE(l);
+  EXPECT_EQ(l->depth, 12);
+  EXPECT_EQ(l->seldepth, 17);
+  EXPECT_EQ(l->multipv, 2);
+  EXPECT_EQ(l->score, (Score{false, -31}));
+  ASSERT_TRUE(l->wdl);
+  EXPECT_EQ(*l->wdl, (Wdl{20, 850, 130}));
+  EXPECT_EQ(l->nodes, 20012);
+  ASSERT_EQ(l->pv.size(), 3u);
+  EXPECT_EQ(chess::to_uci(l->pv[2]), "g1f3");
+}
+
+TEST(UciInfo, LeavesOutBoundsTextAndUnscoredLines) {
+  EXPECT_FALSE(parse_info_line("info depth 5 score cp 20 lowerbound nodes 10 pv e2e4", start()));
+  EXPECT_FALSE(parse_info_line("info depth 5 score cp 20 upperbound pv e2e4", start()));
+  EXPECT_FALSE(parse_info_line("info string NNUE evaluation using nn.nnue enabled", start()));
+  EXPECT_FALSE(parse_info_line("info depth 5 currmove e2e4 currmovenumber 1", start()));
+  EXPECT_FALSE(parse_info_line("info depth 5 score cp 20 nodes 10", start()));  // no PV: nothing to check it by
+  EXPECT_FALSE(parse_info_line("bestmove e2e4", start()));
+}
+
+TEST(UciInfo, CutsThePvAtTheFirstIllegalMove) {
+  const auto l = parse_info_line("info depth 3 score mate 2 pv e2e4 e7e5 e4e5 d1h5", start());
+  ASSERT_TRUE(l);
+  EXPECT_EQ(l->score, (Score{true, 2}));
+  EXPECT_EQ(l->pv.size(), 2u);  // e4e5 runs into the pawn on e5
+  EXPECT_FALSE(parse_info_line("info depth 3 score cp 5 pv e2e5 e7e5", start()));  // not one legal move
+}
+
+TEST(UciInfo, RefusesScoresNoEngineCouldMean) {
+  EXPECT_THROW(parse_info_line("info depth 1 score mate 0 pv e2e4", start()), std::invalid_argument);
+  EXPECT_THROW(parse_info_line("info depth 1 score cp 10 wdl 500 500 500 pv e2e4", start()), std::invalid_argument);
+  EXPECT_THROW(parse_info_line("info depth 1 score cp 999999 pv e2e4", start()), std::invalid_argument);
+  EXPECT_THROW(parse_info_line("info depth x score cp 1 pv e2e4", start()), std::invalid_argument);
+  EXPECT_THROW(parse_info_line("info depth 1 score win 1 pv e2e4", start()), std::invalid_argument);
+}
+
+TEST(WdlModel, IsSymmetricSumsTo1000AndHalfAWinAtOnePawn) {
+  for (int cp : {-3000, -400, -100, -1, 0, 1, 57, 100, 250, 1500}) {
+    const Wdl w = wdl_model(Score{false, cp});
+    EXPECT_EQ(w.win + w.draw + w.loss, 1000) << cp;
+    const Wdl m = wdl_model(Score{false, -cp});
+    EXPECT_EQ(w.win, m.loss) << cp;
+    EXPECT_GE(w.draw, 0);
+  }
+  EXPECT_EQ(wdl_model(Score{false, 100}).win, 500);
+  EXPECT_EQ(wdl_model(Score{true, 3}), (Wdl{1000, 0, 0}));
+  EXPECT_EQ(wdl_model(Score{true, -2}), (Wdl{0, 0, 1000}));
+  EXPECT_LT(wdl_model(Score{false, 50}).win, wdl_model(Score{false, 60}).win);
+}
+
+TEST(TerminalEval, CheckmateStalemateAndDeadDraws) {
+  const auto mated = terminal_eval(chess::parse_fen("rnb1kbnr/pppp1ppp/8/4p3/6Pq/5P2/PPPPP2P/RNBQKBNR w KQkq - 1 3"));
+  ASSERT_TRUE(mated);
+  EXPECT_EQ(mated->score(), (Score{true, 0}));
+  EXPECT_EQ(mated->wdl, (Wdl{0, 0, 1000}));
+  EXPECT_TRUE(mated->best.is_null());
+  const auto stalemate = terminal_eval(chess::parse_fen("7k/5Q2/6K1/8/8/8/8/8 b - - 0 1"));
+  ASSERT_TRUE(stalemate);
+  EXPECT_EQ(stalemate->wdl, (Wdl{0, 1000, 0}));
+  EXPECT_TRUE(terminal_eval(chess::parse_fen("8/8/4k3/8/8/3K4/8/8 w - - 0 1")));  // kings only
+  EXPECT_FALSE(terminal_eval(start()));
+}
+
+TEST(MakeEval, PutsTheBestMovesLineFirstAndChecksTheBestMove) {
+  std::vector<PvLine> lines;
+  lines.push_back(*parse_info_line("info depth 9 multipv 2 score cp 10 nodes 900 pv d2d4", start()));
+  lines.push_back(*parse_info_line("info depth 9 multipv 1 score cp 30 wdl 60 900 40 nodes 1000 pv e2e4 e7e5", start()));
+  const PositionEval e = make_eval(start(), lines, "e2e4");
+  EXPECT_EQ(chess::to_uci(e.best), "e2e4");
+  EXPECT_EQ(e.score(), (Score{false, 30}));
+  EXPECT_TRUE(e.wdl_from_engine);
+  EXPECT_EQ(e.wdl, (Wdl{60, 900, 40}));
+  EXPECT_EQ(e.nodes, 1000);
+  EXPECT_EQ(e.lines.size(), 2u);
+  EXPECT_THROW(make_eval(start(), lines, "e2e5"), std::invalid_argument);
+  EXPECT_THROW(make_eval(start(), {}, "e2e4"), std::invalid_argument);
+  // No WDL from the engine: the model's.
+  const PositionEval m = make_eval(start(), {lines[0]}, "d2d4");
+  EXPECT_FALSE(m.wdl_from_engine);
+  EXPECT_EQ(m.wdl, wdl_model(Score{false, 10}));
+}
+
+TEST(WithoutClocks, KeepsThePositionDropsTheCounters) {
+  const chess::Board b = chess::parse_fen("r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3");
+  const chess::Board c = without_clocks(b);
+  EXPECT_EQ(chess::to_fen(c), "r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 0 1");
+  EXPECT_EQ(c.key, b.key);
+}
+
+// Values from a literal Python transcription of lila's WinPercent and AccuracyPercent.
+TEST(Accuracy, LichessFormulasByHand) {
+  EXPECT_DOUBLE_EQ(win_percent(0), 50);
+  EXPECT_NEAR(win_percent(100), 59.10258971916128, 1e-9);
+  EXPECT_NEAR(win_percent(-300), 24.88744990616516, 1e-9);
+  EXPECT_NEAR(win_percent(5000), 97.54474363414323, 1e-9);  // clamped to 1000
+  EXPECT_NEAR(move_accuracy(60, 40), 41.016818741417126, 1e-9);
+  EXPECT_DOUBLE_EQ(move_accuracy(50, 50), 100);
+  EXPECT_DOUBLE_EQ(move_accuracy(40, 60), 100);
+  EXPECT_NEAR(move_accuracy(90, 10), 1.000170640274321, 1e-9);
+  EXPECT_EQ(move_class(0.31), "blunder");
+  EXPECT_EQ(move_class(0.3), "blunder");
+  EXPECT_EQ(move_class(0.25), "mistake");
+  EXPECT_EQ(move_class(0.1), "inaccuracy");
+  EXPECT_EQ(move_class(0.099), "");
+  EXPECT_EQ(clamped_cp(Score{true, -4}), -1000);
+  EXPECT_EQ(clamped_cp(Score{false, 1500}), 1000);
+}
+
+TEST(Accuracy, GameAccuracyByHand) {
+  const std::vector<int> short_game = {20, 30, 25, -150, -140, -160, 300, 280, 290, 1000, 1000};
+  GameAccuracy a = game_accuracy(short_game, true);
+  ASSERT_TRUE(a.white && a.black);
+  EXPECT_NEAR(a.white->accuracy, 81.34985185110608, 1e-9);
+  EXPECT_NEAR(a.black->accuracy, 38.67122544636749, 1e-9);
+  EXPECT_DOUBLE_EQ(a.white->acpl, 43);
+  EXPECT_DOUBLE_EQ(a.black->acpl, 96);
+  EXPECT_EQ(a.white->moves, 5);
+  a = game_accuracy(short_game, false);  // Black moved first
+  EXPECT_NEAR(a.white->accuracy, 99.87632122750409, 1e-9);
+  EXPECT_NEAR(a.black->accuracy, 69.13971270512641, 1e-9);
+  EXPECT_DOUBLE_EQ(a.white->acpl, 1);
+  EXPECT_DOUBLE_EQ(a.black->acpl, 144);
+  // 34 moves: a window of 3 positions.
+  std::vector<int> longer = {15, 20, 10, 35, 30, -40, -35, -30, -300, -280, -290, -250, -600, -580};
+  longer.resize(35, -1000);
+  a = game_accuracy(longer, true);
+  EXPECT_NEAR(a.white->accuracy, 97.9403597715196, 1e-9);
+  EXPECT_NEAR(a.black->accuracy, 99.92206399845593, 1e-9);
+  EXPECT_NEAR(a.white->acpl, 4.117647058823529, 1e-9);
+  EXPECT_FALSE(game_accuracy({20}, true).white);
+}
+
+TEST(Analyser, StockfishFindsTheMateAndEvaluatesEveryPosition) {
+  if (!have_stockfish()) GTEST_SKIP() << "no " << kStockfish;
+  AnalyserConfig c;
+  c.command = kStockfish;
+  c.limits.nodes = 5000;
+  c.jobs = 2;
+  Analyser analyser(c);
+  EXPECT_NE(analyser.engine_name().find("Stockfish"), std::string::npos);
+  EXPECT_EQ(analyser.limits(), "nodes=5000");
+  const std::vector<chess::Board> positions = {
+      start(),
+      chess::parse_fen("6k1/5ppp/8/8/8/8/5PPP/3R2K1 w - - 0 1"),                        // Rd8#
+      chess::parse_fen("rnb1kbnr/pppp1ppp/8/4p3/6Pq/5P2/PPPPP2P/RNBQKBNR w KQkq - 1 3"),  // mated
+      chess::parse_fen("r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3"),
+  };
+  std::map<std::size_t, PositionEval> got;
+  int ticks = 0;
+  analyser.run(
+      positions, [&](std::size_t i, PositionEval&& e) { got[i] = std::move(e); },
+      [&](std::size_t i, const std::string& m) { ADD_FAILURE() << i << ": " << m; }, [&] { ++ticks; });
+  ASSERT_EQ(got.size(), positions.size());
+  EXPECT_EQ(got[1].score(), (Score{true, 1}));
+  EXPECT_EQ(chess::to_uci(got[1].best), "d1d8");
+  EXPECT_EQ(got[1].wdl, (Wdl{1000, 0, 0}));
+  EXPECT_EQ(got[2].score(), (Score{true, 0}));
+  EXPECT_TRUE(got[0].wdl_from_engine);  // Stockfish 15.1 reports WDL
+  EXPECT_LT(std::abs(got[0].score().value), 100);
+  EXPECT_GT(got[0].nodes, 0);
+  EXPECT_LE(got[0].nodes, 6000);
+  EXPECT_EQ(analyser.stats().evaluated, 4);
+  EXPECT_EQ(analyser.stats().restarts, 0);
+}
+
+TEST(Analyser, MultiPvGivesTheLinesInOrder) {
+  if (!have_stockfish()) GTEST_SKIP() << "no " << kStockfish;
+  AnalyserConfig c;
+  c.command = kStockfish;
+  c.limits.depth = 8;
+  c.multipv = 3;
+  Analyser analyser(c);
+  EXPECT_EQ(analyser.limits(), "depth=8,multipv=3");
+  std::vector<PositionEval> got;
+  analyser.run({start()}, [&](std::size_t, PositionEval&& e) { got.push_back(std::move(e)); },
+               [&](std::size_t, const std::string& m) { ADD_FAILURE() << m; }, {});
+  ASSERT_EQ(got.size(), 1u);
+  ASSERT_EQ(got[0].lines.size(), 3u);
+  EXPECT_EQ(got[0].lines[0].pv.front(), got[0].best);
+  EXPECT_NE(got[0].lines[1].pv.front(), got[0].lines[2].pv.front());
+}
+
+TEST(Analyser, ACrashedEngineIsReplacedAndItsPositionTriedAgain) {
+  if (!have_stockfish()) GTEST_SKIP() << "no " << kStockfish;
+  char dir[] = "/tmp/pgmate-analysis-XXXXXX";
+  ASSERT_TRUE(mkdtemp(dir));
+  const std::string flag = std::string(dir) + "/started";
+  AnalyserConfig c;
+  c.command = kFake + " dieonce " + flag;
+  c.limits.nodes = 1000;
+  Analyser analyser(c);
+  int done = 0;
+  analyser.run({start(), chess::parse_fen("6k1/5ppp/8/8/8/8/5PPP/3R2K1 w - - 0 1")},
+               [&](std::size_t, PositionEval&&) { ++done; },
+               [&](std::size_t, const std::string& m) { ADD_FAILURE() << m; }, {});
+  EXPECT_EQ(done, 2);
+  EXPECT_EQ(analyser.stats().restarts, 1);
+  std::remove(flag.c_str());
+  rmdir(dir);
+}
+
+TEST(Analyser, EnginesThatLieOrHangAreGivenUpPositionByPosition) {
+  struct Case {
+    std::string command, says;
+  } cases[] = {
+      {kFake + " badscore", "mate 0"},
+      {kFake + " badwdl", "does not sum to 1000"},
+      {kFake + " noscore", "no scored line"},
+      {kArenaFake + " illegal", "not legal here"},
+      {kArenaFake + " die", "exited"},
+      {kArenaFake + " hang", "did not answer"},
+  };
+  for (const Case& k : cases) {
+    AnalyserConfig c;
+    c.command = k.command;
+    c.limits.nodes = 1000;
+    c.jobs = 2;
+    c.move_deadline = std::chrono::milliseconds(300);
+    Analyser analyser(c);
+    std::vector<std::string> messages;
+    int done = 0;
+    analyser.run({start(), chess::parse_fen("r1bqkbnr/pppppppp/2n5/8/8/5N2/PPPPPPPP/RNBQKB1R w KQkq - 2 2"),
+                  chess::parse_fen("7k/5Q2/6K1/8/8/8/8/8 b - - 0 1")},
+                 [&](std::size_t, PositionEval&&) { ++done; },
+                 [&](std::size_t, const std::string& m) { messages.push_back(m); }, {});
+    EXPECT_EQ(done, 1) << k.command;  // the stalemate needs no engine
+    ASSERT_EQ(messages.size(), 2u) << k.command;
+    EXPECT_NE(messages[0].find(k.says), std::string::npos) << k.command << ": " << messages[0];
+    EXPECT_EQ(analyser.stats().restarts, 4) << k.command;  // two tries of each position
+    EXPECT_EQ(arena::live_engine_groups(), 0) << k.command;
+  }
+}
+
+TEST(Analyser, AnEngineThatNeverStartsEndsTheRun) {
+  AnalyserConfig c;
+  c.command = "/nonexistent/engine";
+  c.limits.nodes = 1;
+  EXPECT_THROW(Analyser{c}, arena::UciError);
+}

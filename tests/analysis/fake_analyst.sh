@@ -1,0 +1,25 @@
+#!/bin/sh
+# UCI engines that misbehave while analysing, for the analysis tests:
+#   dieonce FILE   the first start (FILE absent: it is made) dies at go; later starts are Stockfish
+#   badscore       a believable handshake, then "score mate 0" with a legal PV at every go
+#   badwdl         a WDL that does not sum to 1000
+#   noscore        a best move with no scored line before it
+mode=$1
+if [ "$mode" = dieonce ]; then
+  [ -e "$2" ] && exec /usr/games/stockfish
+  : >"$2"
+fi
+while read -r line; do
+  case "$line" in
+    uci) echo "id name fake-$mode"; echo uciok ;;
+    isready) echo readyok ;;
+    go*)
+      case $mode in
+        dieonce) exit 3 ;;
+        badscore) echo "info depth 1 score mate 0 nodes 1 pv e2e4"; echo "bestmove e2e4" ;;
+        badwdl) echo "info depth 1 score cp 10 wdl 500 500 500 nodes 1 pv e2e4"; echo "bestmove e2e4" ;;
+        noscore) echo "info depth 1 nodes 1 pv e2e4"; echo "bestmove e2e4" ;;
+      esac ;;
+    quit) exit 0 ;;
+  esac
+done
