@@ -7,11 +7,11 @@
 
 # ---------------------------------------------------------------- the extension (PGXS)
 EXTENSION   = pgmate
-EXT_VERSION = 0.10.0
+EXT_VERSION = 0.11.0
 MODULE_big  = pgmate
 OBJS        = $(patsubst %.cpp,%.o,$(sort $(wildcard extension/*.cpp)) $(sort $(wildcard core/chess/*.cpp)) \
               $(sort $(wildcard core/checkers/*.cpp)) $(sort $(wildcard core/common/*.cpp)) $(sort $(wildcard core/gamedb/*.cpp)) \
-              $(sort $(wildcard core/arena/*.cpp)) \
+              $(sort $(wildcard core/arena/*.cpp)) $(sort $(wildcard core/analysis/*.cpp)) \
               $(sort $(wildcard core/nn/*.cpp)) $(sort $(wildcard core/mcts/*.cpp)) \
               $(sort $(wildcard gpu_worker/protocol/*.cpp)) gpu_worker/client/worker_client.cpp \
               gpu_worker/client/worker_evaluator.cpp gpu_worker/client/training_run.cpp \

@@ -19,6 +19,7 @@ int learn_command(const std::vector<std::string>& args);
 int report_command(const std::vector<std::string>& args);
 int generate_command(const std::vector<std::string>& args);
 int export_command(const std::vector<std::string>& args);
+int analyse_command(const std::vector<std::string>& args);
 
 extern const char* const kPerftUsage;
 extern const char* const kMovesUsage;
@@ -38,7 +39,11 @@ inline constexpr const char* kLearnUsage =
     "pgmate learn [--db CONNINFO] --run NAME --iterations N|--more N [--network ID] [--option KEY=VALUE ...]\n"
     "             (--iterations: until the run has N; --more: N more; the options: SELECT name, description\n"
     "             FROM pgmate.learning_options)";
-inline constexpr const char* kExportUsage = "pgmate export [--db CONNINFO] [--where CONDITION] [--out FILE.pgn|-]";
+inline constexpr const char* kExportUsage =
+    "pgmate export [--db CONNINFO] [--where CONDITION] [--out FILE.pgn|-] [--evals [--engine NAME] [--limits LIMITS]]";
+inline constexpr const char* kAnalyseUsage =
+    "pgmate analyse [--db CONNINFO] [--where CONDITION] --engine uci:COMMAND[:KEY=VALUE,...] [--jobs J]\n"
+    "             [--nodes N | --depth D | --movetime MS] [--multipv K] [--hash MB] [--chunk GAMES]";
 inline constexpr const char* kReportUsage = "pgmate report [--db CONNINFO] --run NAME --out FILE.html";
 
 }  // namespace pgmate::cli

@@ -1,6 +1,8 @@
 // pgmate export: games of pgmate.games as PGN, streamed (a server-side cursor, a thousand
 // games a fetch), so memory stays flat whatever the number of games. The PGN of each game
-// is the extension's to_pgn(game): what `pgmate import` reads back as the same game.
+// is the extension's to_pgn(game): what `pgmate import` reads back as the same game. With
+// --evals it is pgmate.to_pgn_with_evals(game): the evaluations of pgmate.position_evals as
+// [%eval] comments and ?!, ?, ?? marks, as lichess exports an analysed game.
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -24,7 +26,8 @@ constexpr int kFetch = 1000;
 }  // namespace
 
 int export_command(const std::vector<std::string>& args) {
-  std::string conninfo, where = "true", out = "-";
+  std::string conninfo, where = "true", out = "-", engine, limits;
+  bool evals = false;
   for (std::size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
     auto value = [&]() -> const std::string& {
@@ -34,9 +37,13 @@ int export_command(const std::vector<std::string>& args) {
     if (a == "--db") conninfo = value();
     else if (a == "--where") where = value();
     else if (a == "--out") out = value();
+    else if (a == "--evals") evals = true;
+    else if (a == "--engine") engine = value();
+    else if (a == "--limits") limits = value();
     else throw UsageError("unknown argument \"" + a + "\"");
   }
   if (where.empty()) throw UsageError("--where needs a condition, e.g. \"white = 'Carlsen, Magnus'\"");
+  if (!evals && (!engine.empty() || !limits.empty())) throw UsageError("--engine and --limits go with --evals");
 
   // A file is written under a temporary name and renamed when complete: an export that
   // stops half way leaves no half file behind.
@@ -57,7 +64,11 @@ int export_command(const std::vector<std::string>& args) {
       // One snapshot for the whole export, and nothing the condition could change.
       pqxx::work tx(*conn, "pgmate_export");
       tx.exec0("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY");
-      tx.exec0("DECLARE pgmate_export NO SCROLL CURSOR FOR SELECT to_pgn(g) FROM pgmate.games g WHERE (" + where +
+      const std::string pgn =
+          evals ? "pgmate.to_pgn_with_evals(g, " + (engine.empty() ? std::string("NULL") : tx.quote(engine)) + ", " +
+                      (limits.empty() ? std::string("NULL") : tx.quote(limits)) + ")"
+                : std::string("to_pgn(g)");
+      tx.exec0("DECLARE pgmate_export NO SCROLL CURSOR FOR SELECT " + pgn + " FROM pgmate.games g WHERE (" + where +
                ") ORDER BY g.id");
       for (;;) {
         const pqxx::result rows = tx.exec("FETCH " + std::to_string(kFetch) + " FROM pgmate_export");

@@ -12,6 +12,7 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -31,6 +32,7 @@
 #include <pqxx/largeobject>
 #include <pqxx/pqxx>
 
+#include "analysis/evaluation.h"
 #include "args.h"
 #include "import.h"
 #include "chess/fen.h"
@@ -185,7 +187,10 @@ void read_games(PgnSource& source, const std::function<bool(chess::PgnGame&)>& o
 // ------------------------------------------------------------------------- games
 
 const std::vector<std::string> kGameColumns = {"source", "event", "site",        "date",  "round", "white",
-                                               "black",  "result", "termination", "start", "moves", "tags"};
+                                               "black",  "result", "termination", "start", "moves", "tags",
+                                               "movetext_result", "clocks"};
+// The columns a server of pgmate before 0.11.0 has: all but movetext_result and clocks.
+constexpr std::size_t kColumnsBefore011 = 12;
 // A game as one tuple of COPY's binary format (kGameColumns: a field count, then each
 // field's length and bytes), written straight into one string. Binary spares the server
 // the parsing of every move's text and of every field's escapes: the move arrays' text
@@ -250,10 +255,10 @@ void finish_statement(PGconn* conn, const std::string& statement, PGresult* firs
 }
 
 // COPY of tuples already in COPY's binary format, inside the transaction.
-void copy_rows(pqxx::dbtransaction& tx, const std::string& table, const std::vector<GameRow>& rows) {
+void copy_rows(pqxx::dbtransaction& tx, const std::string& table, const std::vector<GameRow>& rows, std::size_t columns) {
   PGconn* conn = RawConnection::of(tx);
   std::string statement = "COPY " + table + " (";
-  for (std::size_t i = 0; i < kGameColumns.size(); ++i) statement += (i ? ", " : "") + kGameColumns[i];
+  for (std::size_t i = 0; i < columns; ++i) statement += (i ? ", " : "") + kGameColumns[i];
   statement += ") FROM STDIN (FORMAT binary)";
   if (!PQsendQuery(conn, statement.c_str())) throw pqxx::broken_connection(PQerrorMessage(conn));
   PGresult* started = PQgetResult(conn);
@@ -283,10 +288,34 @@ void copy_rows(pqxx::dbtransaction& tx, const std::string& table, const std::vec
   finish_statement(conn, statement);
 }
 
-GameRow game_row(const chess::PgnGame& g, std::uint32_t move_oid) {
+// interval[] in COPY's binary format: seconds left after each move, NULL where none.
+void append_clocks(std::string& out, const std::vector<double>& seconds) {
+  constexpr std::int32_t kIntervalOid = 1186;
+  std::string array;
+  append_int32(array, 1);  // dimensions
+  append_int32(array, std::any_of(seconds.begin(), seconds.end(), [](double s) { return s < 0; }) ? 1 : 0);
+  append_int32(array, kIntervalOid);
+  append_int32(array, static_cast<std::int32_t>(seconds.size()));
+  append_int32(array, 1);  // lower bound
+  for (const double s : seconds) {
+    if (s < 0) {
+      append_int32(array, -1);
+      continue;
+    }
+    append_int32(array, 16);  // microseconds (int64), days, months
+    const auto micros = static_cast<std::uint64_t>(std::llround(s * 1e6));
+    append_int32(array, static_cast<std::int32_t>(micros >> 32));
+    append_int32(array, static_cast<std::int32_t>(micros & 0xFFFFFFFFu));
+    append_int32(array, 0);
+    append_int32(array, 0);
+  }
+  append_field(out, array);
+}
+
+GameRow game_row(const chess::PgnGame& g, std::uint32_t move_oid, std::size_t columns) {
   GameRow row;
   row.reserve(720 + 6 * g.moves.size());
-  append_int16(row, static_cast<std::int16_t>(kGameColumns.size()));
+  append_int16(row, static_cast<std::int16_t>(columns));
   append_field(row, "import");
   for (const char* tag : {"Event", "Site", "Date", "Round", "White", "Black"}) append_tag_field(row, g.tag(tag));
   append_field(row, g.result);
@@ -328,6 +357,12 @@ GameRow game_row(const chess::PgnGame& g, std::uint32_t move_oid) {
     chess::append_tags_json_in_jsonb_order(json, clean_tags);
   }
   append_field(row, json);
+  if (columns > kColumnsBefore011) {
+    if (g.movetext_result.empty()) append_int32(row, -1);
+    else append_field(row, g.movetext_result);
+    if (g.clocks.empty()) append_int32(row, -1);
+    else append_clocks(row, g.clocks);
+  }
   return row;
 }
 
@@ -349,6 +384,8 @@ std::string committed_note(std::uint64_t committed, int batches, int batch_size,
 struct Batch {
   std::vector<GameRow> rows;
   std::vector<int> games;
+  std::string evals;  // evaluations of [%eval] comments: eval_json elements, comma-separated
+  std::int64_t eval_count = 0;
 };
 
 // Batches go to `jobs` connections, each sending one at a time in its own transaction, so
@@ -364,6 +401,10 @@ class BatchSenders {
       if (i == 0) {
         require_table(*conns_[0], "pgmate.games");
         move_oid_ = move_type_oid(*conns_[0]);
+        pqxx::nontransaction tx(*conns_[0]);
+        columns_ = tx.exec1("SELECT count(*) FROM pg_attribute WHERE attrelid = 'pgmate.games'::regclass "
+                            "AND attname = 'clocks' AND NOT attisdropped")[0].as<int>() ? kGameColumns.size()
+                                                                                        : kColumnsBefore011;
       }
       // Inserts leave their position index runs unmerged; finish() merges once. A server
       // without the setting (an older pgmate) merges as it goes.
@@ -431,6 +472,10 @@ class BatchSenders {
   }
 
   std::uint32_t move_oid() const { return move_oid_; }  // for game_row
+  std::size_t columns() const { return columns_; }      // of kGameColumns the server has
+  // Whether the server stores evaluations (pgmate 0.11.0 on).
+  bool keeps_evals() const { return columns_ > kColumnsBefore011; }
+  std::uint64_t evals_saved() const { return evals_saved_; }
   std::uint64_t committed() const { return committed_; }
   std::uint64_t duplicates() const { return duplicates_; }
   std::uint64_t in_flight() const { return in_flight_; }
@@ -509,11 +554,17 @@ class BatchSenders {
         pqxx::work tx(conn, "pgmate_import");
         std::size_t duplicates = 0;
         if (!skip_duplicates_) {
-          copy_rows(tx, "pgmate.games", batch.rows);
+          copy_rows(tx, "pgmate.games", batch.rows, columns_);
         } else {
-          duplicates = batch.rows.size() - insert_new_games(tx, batch);
+          duplicates = batch.rows.size() - insert_new_games(tx, batch, columns_);
         }
+        // The evaluations of the batch's comments, with its games.
+        std::uint64_t evals = 0;
+        if (!batch.evals.empty())
+          evals = tx.exec_params1("SELECT pgmate.save_position_evals('pgn', '', $1::jsonb)", "[" + batch.evals + "]")[0]
+                      .as<std::uint64_t>();
         tx.commit();
+        evals_saved_ += evals;
         std::lock_guard lock(mutex_);
         committed_ += batch.rows.size() - duplicates;
         duplicates_ += duplicates;
@@ -542,20 +593,21 @@ class BatchSenders {
   // in the batch, go on to pgmate.games. One connection at a time does this step (a
   // transaction lock), so that two batches in flight cannot both keep a copy. Returns the
   // games inserted.
-  static std::size_t insert_new_games(pqxx::work& tx, const Batch& batch) {
-    tx.exec0(
-        "CREATE TEMP TABLE IF NOT EXISTS pgmate_import_batch ON COMMIT DELETE ROWS AS "
-        "SELECT source, event, site, date, round, white, black, result, termination, start, moves, tags "
-        "FROM pgmate.games WITH NO DATA");
+  static std::size_t insert_new_games(pqxx::work& tx, const Batch& batch, std::size_t column_count) {
+    std::string columns;
+    for (std::size_t i = 0; i < column_count; ++i) columns += (i ? ", " : "") + kGameColumns[i];
+    // Named by its columns: a server upgraded in this session's life gets a table of its own.
+    const std::string temp = "pgmate_import_batch_" + std::to_string(column_count);
+    tx.exec0("CREATE TEMP TABLE IF NOT EXISTS " + temp + " ON COMMIT DELETE ROWS AS SELECT " + columns +
+             " FROM pgmate.games WITH NO DATA");
     {
-      copy_rows(tx, "pgmate_import_batch", batch.rows);
+      copy_rows(tx, temp, batch.rows, column_count);
     }
     tx.exec("SELECT pgmate.import_duplicates_lock()");
-    const std::string columns = "source, event, site, date, round, white, black, result, termination, start, moves, tags";
     const pqxx::result inserted = tx.exec0(
         "INSERT INTO pgmate.games (" + columns + ") SELECT " + columns + " FROM ("
         "  SELECT DISTINCT ON (h, start::text, moves::text) *"
-        "  FROM (SELECT b.*, game_hash(b.start, b.moves) AS h, b.ctid AS position FROM pgmate_import_batch b) b"
+        "  FROM (SELECT b.*, game_hash(b.start, b.moves) AS h, b.ctid AS position FROM " + temp + " b) b"
         "  WHERE NOT EXISTS (SELECT 1 FROM pgmate.games g"
         "                    WHERE g.game_hash = b.h AND g.start = b.start AND g.moves = b.moves)"
         "  ORDER BY h, start::text, moves::text, position) first_copies ORDER BY position");
@@ -564,6 +616,8 @@ class BatchSenders {
 
   std::vector<std::unique_ptr<pqxx::connection>> conns_;
   std::uint32_t move_oid_ = 0;
+  std::size_t columns_ = kColumnsBefore011;
+  std::atomic<std::uint64_t> evals_saved_{0};
   std::vector<std::thread> threads_;
   mutable std::mutex mutex_;
   std::condition_variable changed_;
@@ -581,7 +635,7 @@ int import_games(const std::string& conninfo, const std::string& path, bool skip
   PgnSource source(path);
   Progress progress(source.size(), "games");
   const auto t0 = Clock::now();
-  std::uint64_t skipped = 0;
+  std::uint64_t skipped = 0, notes = 0, conflicts = 0;
   std::string failure;  // set when the import stops at a bad game
   int failed_game = 0;
   Batch batch;
@@ -596,8 +650,30 @@ int import_games(const std::string& conninfo, const std::string& path, bool skip
     read_games(
         source,
         [&](chess::PgnGame& g) {
-          batch.rows.push_back(game_row(g, senders->move_oid()));
+          batch.rows.push_back(game_row(g, senders->move_oid(), senders->columns()));
           batch.games.push_back(g.number);
+          if (!g.evals.empty() && senders->keeps_evals()) {
+            int count = 0;
+            const std::string json = analysis::pgn_evals_json(g.start, g.moves, g.evals, count);
+            if (count) {
+              if (!batch.evals.empty()) batch.evals += ',';
+              batch.evals += json;
+              batch.eval_count += count;
+            }
+          }
+          // What the PGN said that was read past its letter: shown, as bad games are.
+          const auto note = [&](const std::string& text) {
+            if (++notes <= kMaxShownErrors) {
+              progress.clear();
+              std::cerr << "pgmate import: PGN game " << g.number << ": " << text << '\n';
+              if (notes == kMaxShownErrors) std::cerr << "pgmate import: (further notes are counted, not shown)\n";
+            }
+          };
+          if (!g.movetext_result.empty()) {
+            ++conflicts;
+            note("the Result tag's " + g.result + " is kept; the movetext ends with " + g.movetext_result);
+          }
+          for (const std::string& r : g.resolved) note(r);
           if (batch.rows.size() >= static_cast<std::size_t>(batch_size)) {
             if (!senders->send(std::move(batch))) return false;
             batch = Batch{};
@@ -673,6 +749,12 @@ int import_games(const std::string& conninfo, const std::string& path, bool skip
   std::cout << "imported " << senders->committed() << " games (" << skipped << " skipped"
             << (skip_duplicates ? ", " + std::to_string(senders->duplicates()) + " duplicates" : std::string()) << ") in "
             << format_seconds(seconds_since(t0)) << " s\n";
+  if (conflicts)
+    std::cout << conflicts << " of them with a Result tag that contradicts the movetext (the tag's result kept; "
+              << "the movetext's in pgmate.games.movetext_result)\n";
+  if (senders->evals_saved())
+    std::cout << senders->evals_saved() << " evaluations from [%eval] comments stored in pgmate.position_evals "
+              << "(engine 'pgn')\n";
   if (merge_seconds >= 1) std::cout << "the position index was merged in " << format_seconds(merge_seconds) << " s of it\n";
   return 0;
 }

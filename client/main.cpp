@@ -1,5 +1,5 @@
-// pgmate: the command-line front end (perft, moves, import, export, selfplay, play, arena, uci,
-// train, learn, report, generate).
+// pgmate: the command-line front end (perft, moves, import, export, analyse, selfplay, play, arena,
+// uci, train, learn, report, generate).
 #include <cstring>
 #include <iostream>
 
@@ -16,6 +16,7 @@ void print_help(std::ostream& out) {
       << "  " << pgmate::cli::kMovesUsage << "\n"
       << "  " << pgmate::cli::kImportUsage << "\n"
       << "  " << pgmate::cli::kExportUsage << "\n"
+      << "  " << pgmate::cli::kAnalyseUsage << "\n"
       << "  " << pgmate::cli::kSelfplayUsage << "\n"
       << "  " << pgmate::cli::kPlayUsage << "\n"
       << "  " << pgmate::cli::kArenaUsage << "\n"
@@ -25,7 +26,7 @@ void print_help(std::ostream& out) {
       << "  " << pgmate::cli::kReportUsage << "\n"
       << "  " << pgmate::cli::kGenerateUsage << "\n"
 #ifndef PGMATE_HAVE_PQXX
-      << "\nThis pgmate was built without libpqxx: import, export and selfplay --db are not available.\n"
+      << "\nThis pgmate was built without libpqxx: import, export, analyse and selfplay --db are not available.\n"
 #endif
       << "\nFEN may be given as one quoted argument or as separate fields; 'startpos' is the start position.\n";
 }
@@ -50,7 +51,8 @@ int main(int argc, char** argv) {
                               {"play", kPlayUsage, play_command},             {"arena", kArenaUsage, arena_command},
                               {"uci", kUciUsage, uci_command},                {"train", kTrainUsage, train_command},
                               {"learn", kLearnUsage, learn_command},          {"report", kReportUsage, report_command},
-                              {"generate", kGenerateUsage, generate_command}, {"export", kExportUsage, export_command}};
+                              {"generate", kGenerateUsage, generate_command}, {"export", kExportUsage, export_command},
+                              {"analyse", kAnalyseUsage, analyse_command}};
   const Command* found = nullptr;
   for (const Command& c : commands)
     if (command == c.name) found = &c;

@@ -20,6 +20,10 @@ int export_command(const std::vector<std::string>&) {
   throw NotBuiltIn("pgmate export reads games from PostgreSQL; install libpqxx (pkg-config libpqxx) and build again to use it");
 }
 
+int analyse_command(const std::vector<std::string>&) {
+  throw NotBuiltIn("pgmate analyse stores evaluations in PostgreSQL; install libpqxx (pkg-config libpqxx) and build again to use it");
+}
+
 int train_command(const std::vector<std::string>&) {
   throw NotBuiltIn("pgmate train reads its rows from PostgreSQL; install libpqxx (pkg-config libpqxx) and build again to use it");
 }

@@ -72,32 +72,6 @@ Datum jsonb_datum(const std::string& json) {
   return pg::pg_call([&] { return DirectFunctionCall1(jsonb_in, CStringGetDatum(json.c_str())); });
 }
 
-// A spec as SQL gives it: a JSON string (the shorthand) or a flat object.
-arena::PlayerSpec spec_of_jsonb(Datum value, const char* what) {
-  const std::string type = pg::pg_call([&] {
-    Oid types[1] = {JSONBOID};
-    Datum values[1] = {value};
-    SPI_execute_with_args("SELECT pg_catalog.jsonb_typeof($1), $1 #>> '{}'", 1, types, values, nullptr, false, 0);
-    std::string t = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
-    if (t == "string") t += ":" + std::string(SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2));
-    return t;
-  });
-  try {
-    if (type.rfind("string:", 0) == 0) return arena::parse_player_spec(type.substr(7));
-    if (type != "object")
-      throw std::invalid_argument(std::string(what) + " must be a player spec: a JSON string such as '\"mcts:200\"' or "
-                                  "an object such as '{\"type\": \"random\"}'");
-    std::vector<std::pair<std::string, std::string>> fields;
-    for (auto& o : pg::read_options(value, what)) {
-      if (!o.value) throw std::invalid_argument(std::string(what) + ": " + o.key + " must not be null");
-      fields.emplace_back(o.key, *o.value);
-    }
-    return arena::player_spec_from_fields(fields);
-  } catch (const std::invalid_argument& e) {
-    throw pg::SqlError(ERRCODE_INVALID_PARAMETER_VALUE, std::string(what) + ": " + e.what());
-  }
-}
-
 // The canonical text of a jsonb value (keys in jsonb's order), so specs compare as text.
 std::string jsonb_text(const std::string& json) {
   return pg::pg_call([&] {
@@ -158,7 +132,7 @@ PGMATE_FUNCTION(arena_sprt) {
 PGMATE_FUNCTION(arena_ratings) {
   const double anchor_elo = PG_GETARG_FLOAT8(1);
   pg::pg_call([] { SPI_connect(); });
-  const arena::PlayerSpec anchor_spec = spec_of_jsonb(PG_GETARG_DATUM(0), "anchor");
+  const arena::PlayerSpec anchor_spec = pg::player_spec_of_jsonb(PG_GETARG_DATUM(0), "anchor");
   const std::string anchor = jsonb_text(arena::to_json(anchor_spec));
   std::map<std::string, int> ids;
   std::vector<std::string> players;
@@ -379,18 +353,6 @@ void end_match(std::int64_t id, const std::string& status, double seconds) {
 
 struct Decided {};
 
-// A backend that ends with FATAL (pg_terminate_backend, a client gone, postmaster shutdown)
-// leaves through proc_exit without unwinding the match, so its engines' destructors never
-// run: their process groups are killed here instead.
-void kill_engines_at_exit(int, Datum) { arena::kill_live_engine_groups(); }
-
-void kill_engines_when_the_backend_exits() {
-  static bool registered = false;
-  if (registered) return;
-  pg::pg_call([] { before_shmem_exit(kill_engines_at_exit, 0); });
-  registered = true;
-}
-
 }  // namespace
 
 // CALL pgmate.arena(a jsonb, b jsonb, games int, options jsonb DEFAULT '{}')
@@ -402,7 +364,7 @@ PGMATE_FUNCTION(arena_procedure) {
   pg::pg_call([&] { SPI_connect_ext(nonatomic ? SPI_OPT_NONATOMIC : 0); });
   const bool commit_each_game = nonatomic && !IsSubTransaction();
 
-  arena::PlayerSpec specs[2] = {spec_of_jsonb(PG_GETARG_DATUM(0), "player a"), spec_of_jsonb(PG_GETARG_DATUM(1), "player b")};
+  arena::PlayerSpec specs[2] = {pg::player_spec_of_jsonb(PG_GETARG_DATUM(0), "player a"), pg::player_spec_of_jsonb(PG_GETARG_DATUM(1), "player b")};
   // A UCI player runs a program on the server, as COPY ... PROGRAM does.
   for (const auto& spec : specs)
     if (spec.type == arena::PlayerType::kUci &&
@@ -479,7 +441,7 @@ PGMATE_FUNCTION(arena_procedure) {
   // Cancel, statement_timeout and terminate reach a match however its engines behave.
   config.interrupt_check = [] { pg::check_for_interrupts(); };
   if (specs[0].type == arena::PlayerType::kUci || specs[1].type == arena::PlayerType::kUci)
-    kill_engines_when_the_backend_exits();
+    pg::kill_engines_when_the_backend_exits();
   // Made before the match row: an engine that cannot start or a network that cannot be
   // read fails the call with nothing stored.
   std::unique_ptr<arena::MatchRunner> runner;

@@ -1,3 +1,5 @@
+#include <cmath>
+#include <memory>
 #include <cstring>
 #include <vector>
 
@@ -114,6 +116,26 @@ Datum make_array(const std::vector<Datum>& elements, Oid element_type) {
     get_typlenbyvalalign(element_type, &length, &by_value, &align);
     return PointerGetDatum(construct_array(const_cast<Datum*>(elements.data()), int(elements.size()), element_type,
                                            length, by_value, align));
+  });
+}
+
+Datum clocks_to_datum(const std::vector<double>& seconds) {
+  return pg_call([&] {
+    std::vector<Datum> values(seconds.size());
+    std::vector<bool> nulls(seconds.size());
+    for (std::size_t i = 0; i < seconds.size(); ++i) {
+      nulls[i] = seconds[i] < 0;
+      if (nulls[i]) continue;
+      Interval* v = static_cast<Interval*>(palloc0(sizeof(Interval)));
+      v->time = static_cast<int64>(std::llround(seconds[i] * 1e6));
+      values[i] = PointerGetDatum(v);
+    }
+    int dims[1] = {int(seconds.size())};
+    int lbs[1] = {1};
+    std::unique_ptr<bool[]> null_flags(new bool[seconds.size() ? seconds.size() : 1]);
+    for (std::size_t i = 0; i < seconds.size(); ++i) null_flags[i] = nulls[i];
+    return PointerGetDatum(construct_md_array(values.data(), null_flags.get(), 1, dims, lbs, INTERVALOID,
+                                              sizeof(Interval), false, TYPALIGN_DOUBLE));
   });
 }
 

@@ -53,6 +53,10 @@ inline MoveValues move_values_arg(FunctionCallInfo fcinfo, int n) { return move_
 // elements are an error naming their position, as for array_elements.
 std::span<const std::uint16_t> move_bits_arg(FunctionCallInfo fcinfo, int n, const char* what);
 
+// Seconds left on a clock after each move (PgnGame::clocks, -1 for none) as interval[]
+// (NULL elements for none).
+Datum clocks_to_datum(const std::vector<double>& seconds);
+
 // Builds a one-dimensional SQL array of the given element type.
 Datum make_array(const std::vector<Datum>& elements, Oid element_type);
 

@@ -100,9 +100,11 @@ PGMATE_FUNCTION(game_hash) {
 PGMATE_FUNCTION(game_is_valid) { return BoolGetDatum(pg::game_summary_arg(fcinfo).legal); }
 
 // pgn_games(pgn text, on_error text DEFAULT 'fail')
-//   -> SETOF (tags jsonb, start board, moves move[], result text)
+//   -> SETOF (tags jsonb, start board, moves move[], result text, movetext_result text,
+//             clocks interval[])
 // Reads a whole PGN text. A bad game is an error naming the game and the move, or with
-// on_error => 'skip' is left out and counted in a NOTICE.
+// on_error => 'skip' is left out and counted in a NOTICE. A Result tag that contradicts the
+// movetext's result, and an ambiguous move read by the rest of the game, are NOTICEs.
 PGMATE_FUNCTION(pgn_games) {
   const std::string pgn = pg::text_arg(fcinfo, 0);
   const std::string on_error = pg::text_arg(fcinfo, 1);
@@ -116,6 +118,13 @@ PGMATE_FUNCTION(pgn_games) {
   pg::pg_call([&] { InitMaterializedSRF(fcinfo, 0); });
   ReturnSetInfo* rsinfo = reinterpret_cast<ReturnSetInfo*>(fcinfo->resultinfo);
   const Oid move_type = pg::column_element_type(rsinfo->setDesc, 2);
+  int notices = 0;
+  constexpr int kMaxNotices = 10;
+  const auto notice = [&](const std::string& what) {
+    if (++notices > kMaxNotices) return;
+    const std::string text = what + (notices == kMaxNotices ? " (no more such notices)" : "");
+    pg::pg_call([&] { ereport(NOTICE, (errmsg("%s", text.c_str()))); });
+  };
 
   constexpr size_t kSlice = 1 << 20;
   chess::PgnGame game;
@@ -128,10 +137,17 @@ PGMATE_FUNCTION(pgn_games) {
       for (chess::Move m : game.moves) moves.push_back(pg::move_to_datum(m));
       const Datum start = pg::board_to_datum(game.start);
       const Datum move_array = pg::make_array(moves, move_type);
+      if (!game.movetext_result.empty())
+        notice("PGN game " + std::to_string(game.number) + ": the Result tag's " + game.result +
+               " is kept; the movetext ends with " + game.movetext_result);
+      for (const std::string& r : game.resolved) notice("PGN game " + std::to_string(game.number) + ": " + r);
+      const Datum clocks = game.clocks.empty() ? Datum(0) : pg::clocks_to_datum(game.clocks);
       pg::pg_call([&] {
-        Datum values[4] = {DirectFunctionCall1(jsonb_in, CStringGetDatum(json.c_str())), start, move_array,
-                           CStringGetTextDatum(game.result.c_str())};
-        bool nulls[4] = {false, false, false, false};
+        Datum values[6] = {DirectFunctionCall1(jsonb_in, CStringGetDatum(json.c_str())), start, move_array,
+                           CStringGetTextDatum(game.result.c_str()),
+                           game.movetext_result.empty() ? Datum(0) : CStringGetTextDatum(game.movetext_result.c_str()),
+                           clocks};
+        bool nulls[6] = {false, false, false, false, game.movetext_result.empty(), game.clocks.empty()};
         tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
       });
     }
@@ -151,8 +167,10 @@ PGMATE_FUNCTION(pgn_games) {
   return Datum(0);
 }
 
-// pgn_text(tag_names text[], tag_values text[], start board, moves move[], result text)
-// -> text: one game in PGN export format (what to_pgn(game) calls).
+// pgn_text(tag_names text[], tag_values text[], start board, moves move[], result text
+//          [, suffixes text[], comments text[]])
+// -> text: one game in PGN export format (what to_pgn(game) calls), with a suffix ("?!")
+// and a comment after each move when they are given ('' for none).
 PGMATE_FUNCTION(pgn_text) {
   const std::vector<std::string> names = text_array(fcinfo, 0, "tag_names");
   const std::vector<std::string> values = text_array(fcinfo, 1, "tag_values");
@@ -168,5 +186,14 @@ PGMATE_FUNCTION(pgn_text) {
     moves.push_back(m);
     chess::play_checked(b, m);
   }
-  return pg::text_datum(chess::to_pgn(tags, start, moves, pg::text_arg(fcinfo, 4)));
+  chess::PgnMoveNotes notes;
+  if (PG_NARGS() > 5) {
+    notes.suffix = text_array(fcinfo, 5, "suffixes");
+    notes.comments = text_array(fcinfo, 6, "comments");
+  }
+  try {
+    return pg::text_datum(chess::to_pgn(tags, start, moves, pg::text_arg(fcinfo, 4), notes));
+  } catch (const std::invalid_argument& e) {
+    throw pg::SqlError(ERRCODE_INVALID_PARAMETER_VALUE, e.what());
+  }
 }

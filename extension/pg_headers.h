@@ -9,6 +9,7 @@ extern "C" {
 #include "access/htup_details.h"
 #include "catalog/pg_type.h"
 #include "common/hashfn.h"
+#include "datatype/timestamp.h"
 #include "fmgr.h"
 #include "funcapi.h"
 #include "libpq/pqformat.h"

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "arena/player_spec.h"
 #include "guard.h"
 
 namespace pgmate::pg {
@@ -15,6 +16,14 @@ struct Option {
   std::string key;
   std::optional<std::string> value;  // nullopt: JSON null
 };
+
+// A player spec as SQL gives it: a JSON string (the shorthand, '"uci:/usr/games/stockfish"')
+// or a flat object; 22023 naming `what` when it is neither or is wrong. Needs SPI.
+arena::PlayerSpec player_spec_of_jsonb(Datum value, const char* what);
+
+// Kills the process groups of this backend's UCI engines when it exits without unwinding
+// (FATAL, pg_terminate_backend): call before starting any engine.
+void kill_engines_when_the_backend_exits();
 
 // A non-NULL int argument (22004 naming it when NULL).
 int int_arg(FunctionCallInfo fcinfo, int n, const char* name);

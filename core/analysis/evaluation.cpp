@@ -3,10 +3,14 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <stdexcept>
 
+#include "chess/fen.h"
 #include "chess/game.h"
 #include "chess/notation.h"
+#include "common/json.h"
 #include "common/text.h"
 
 namespace pgmate::analysis {
@@ -164,5 +168,107 @@ chess::Board without_clocks(chess::Board b) {
 }
 
 std::string to_string(const Score& s) { return (s.mate ? "mate " : "cp ") + std::to_string(s.value); }
+
+namespace {
+
+std::string pv_text(const std::vector<chess::Move>& pv) {
+  std::string out;
+  for (const chess::Move m : pv) {
+    if (!out.empty()) out += ' ';
+    out += chess::to_uci(chess::board_free(m));
+  }
+  return out;
+}
+
+void append_score(std::string& out, const Score& s) {
+  out += s.mate ? "\"cp\": null, \"mate\": " + std::to_string(s.value) : "\"cp\": " + std::to_string(s.value) + ", \"mate\": null";
+}
+
+}  // namespace
+
+std::string eval_json(const chess::Board& position, const PositionEval& e, bool with_lines) {
+  std::string out = "{\"board\": ";
+  append_json_string(out, chess::to_fen(position));
+  out += ", ";
+  append_score(out, e.score());
+  out += ", \"win\": " + std::to_string(e.wdl.win) + ", \"draw\": " + std::to_string(e.wdl.draw) +
+         ", \"loss\": " + std::to_string(e.wdl.loss);
+  out += std::string(", \"wdl_source\": ") + (e.wdl_from_engine ? "\"engine\"" : "\"model\"");
+  out += ", \"best\": " + (e.best.is_null() ? std::string("null") : "\"" + chess::to_uci(chess::board_free(e.best)) + "\"");
+  const std::vector<chess::Move>& pv = e.lines.front().pv;
+  out += ", \"pv\": " + (pv.empty() ? std::string("null") : "\"" + pv_text(pv) + "\"");
+  // 0: not searched (a position without moves, an evaluation read from PGN)
+  out += ", \"depth\": " + (e.depth ? std::to_string(e.depth) : std::string("null"));
+  out += ", \"nodes\": " + (e.nodes ? std::to_string(e.nodes) : std::string("null"));
+  out += ", \"lines\": ";
+  if (!with_lines || e.lines.size() < 2 || e.lines.front().pv.empty()) {
+    out += "null}";
+    return out;
+  }
+  out += '[';
+  for (std::size_t i = 0; i < e.lines.size(); ++i) {
+    const PvLine& l = e.lines[i];
+    if (i) out += ", ";
+    out += "{\"move\": \"" + chess::to_uci(chess::board_free(l.pv.front())) + "\", ";
+    append_score(out, l.score);
+    out += ", \"pv\": \"" + pv_text(l.pv) + "\"}";
+  }
+  out += "]}";
+  return out;
+}
+
+std::optional<Score> score_of_pgn_eval(std::string_view text, chess::Color side_to_move) {
+  if (text.empty()) return std::nullopt;
+  const int sign = side_to_move == chess::kWhite ? 1 : -1;
+  if (text[0] == '#') {
+    std::string_view n = text.substr(1);
+    const bool negative = !n.empty() && n[0] == '-';
+    if (!n.empty() && (n[0] == '-' || n[0] == '+')) n = n.substr(1);
+    int moves = 0;
+    const auto [end, ec] = std::from_chars(n.data(), n.data() + n.size(), moves);
+    if (ec != std::errc() || end != n.data() + n.size() || moves < 0 || moves > kMaxMateMoves) return std::nullopt;
+    // lichess writes "#-0"/"#0" never; a mate for White is "#N" from White's view.
+    const int white_view = negative ? -moves : moves;
+    if (white_view == 0) return std::nullopt;
+    return Score{true, sign * white_view};
+  }
+  double pawns = 0;
+  const std::string copy(text);
+  char* end = nullptr;
+  pawns = std::strtod(copy.c_str(), &end);
+  if (end != copy.c_str() + copy.size() || !std::isfinite(pawns) || std::abs(pawns) * 100 > kMaxCentipawns)
+    return std::nullopt;
+  return Score{false, sign * int(std::lround(pawns * 100))};
+}
+
+std::string pgn_evals_json(const chess::Board& start, const std::vector<chess::Move>& moves,
+                           const std::vector<std::string>& evals, int& count) {
+  std::string out;
+  count = 0;
+  chess::Board b = start;
+  for (std::size_t i = 0; i < moves.size() && i < evals.size(); ++i) {
+    b.play(moves[i]);
+    if (evals[i].empty()) continue;
+    const std::optional<Score> score = score_of_pgn_eval(evals[i], b.side);
+    if (!score) continue;
+    PositionEval e;
+    PvLine line;
+    line.score = *score;
+    e.lines.push_back(line);
+    e.wdl = wdl_model(*score);
+    if (!out.empty()) out += ',';
+    out += eval_json(b, e, false);
+    ++count;
+  }
+  return out;
+}
+
+std::string pgn_eval_text(const Score& s, chess::Color side_to_move) {
+  const int white_view = side_to_move == chess::kWhite ? s.value : -s.value;
+  if (s.mate) return "#" + std::to_string(white_view);
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f", white_view / 100.0);
+  return buf;
+}
 
 }  // namespace pgmate::analysis

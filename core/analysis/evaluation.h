@@ -85,4 +85,26 @@ chess::Board without_clocks(chess::Board b);
 // "cp 31", "mate -3": the score as UCI writes it.
 std::string to_string(const Score& s);
 
+// One evaluation as the JSON object pgmate.save_position_evals() takes (the one format in
+// which the client and the procedure store evaluations):
+//   {"board": FEN, "cp": 31 | null, "mate": null | 3, "win": 60, "draw": 900, "loss": 40,
+//    "wdl_source": "engine" | "model", "best": "e2e4" | null, "pv": "e2e4 e7e5" | null,
+//    "depth": 20, "nodes": 100000, "lines": null | [{"move": "e2e4", "cp": 31, "mate": null,
+//    "pv": "e2e4 e7e5"}, ...]}
+// `lines` is given only for an analysis of more than one line.
+std::string eval_json(const chess::Board& position, const PositionEval& e, bool with_lines);
+
+// A PGN "[%eval ...]" value ("0.17", "-1.5", "#3", "#-2": pawns or moves to mate, White's
+// view, as PgnGame::evals holds it) as a score from the side to move's view; nullopt when
+// it cannot be read.
+std::optional<Score> score_of_pgn_eval(std::string_view text, chess::Color side_to_move);
+// The evaluations of a game's PGN comments (PgnGame::evals: evals[i] after moves[i]) as
+// eval_json elements joined by commas (no brackets), each the position after its move with
+// the model's WDL; `count` is set to how many. Comments that cannot be read are left out.
+std::string pgn_evals_json(const chess::Board& start, const std::vector<chess::Move>& moves,
+                           const std::vector<std::string>& evals, int& count);
+
+// The same score as PGN writes it: "0.17", "-1.50", "#3" (White's view).
+std::string pgn_eval_text(const Score& s, chess::Color side_to_move);
+
 }  // namespace pgmate::analysis

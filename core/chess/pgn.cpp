@@ -918,10 +918,12 @@ void PgnParser::end_comment() {
   const auto command = [&](std::string_view name) -> std::string_view {
     const std::size_t at = comment_.find(name);
     if (at == std::string::npos) return {};
+    // Blanks and line ends may stand between the command and its value.
+    const auto blank = [](char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; };
     std::size_t b = at + name.size();
-    while (b < comment_.size() && comment_[b] == ' ') ++b;
+    while (b < comment_.size() && blank(comment_[b])) ++b;
     std::size_t e = b;
-    while (e < comment_.size() && comment_[e] != ']' && comment_[e] != ' ') ++e;
+    while (e < comment_.size() && comment_[e] != ']' && !blank(comment_[e])) ++e;
     return std::string_view(comment_).substr(b, e - b);
   };
   std::string_view eval = command("[%eval");
@@ -1111,6 +1113,18 @@ void write_tag(std::string& out, std::string_view name, std::string_view value) 
 
 std::string to_pgn(const PgnTags& tags, const Board& start, const std::vector<Move>& moves,
                    std::string_view result) {
+  return to_pgn(tags, start, moves, result, PgnMoveNotes{});
+}
+
+std::string to_pgn(const PgnTags& tags, const Board& start, const std::vector<Move>& moves, std::string_view result,
+                   const PgnMoveNotes& notes) {
+  if ((!notes.suffix.empty() && notes.suffix.size() != moves.size()) ||
+      (!notes.comments.empty() && notes.comments.size() != moves.size()))
+    throw std::invalid_argument("to_pgn: the annotations must be one per move");
+  for (const std::string& suffix : notes.suffix)
+    if (!suffix.empty() && suffix != "!" && suffix != "?" && suffix != "!!" && suffix != "??" && suffix != "!?" &&
+        suffix != "?!")
+      throw std::invalid_argument("to_pgn: move suffix " + quoted(suffix) + " must be one of ! ? !! ?? !? ?!");
   if (!is_result(result))
     throw std::invalid_argument("to_pgn: result " + quoted(result) + " must be 1-0, 0-1, 1/2-1/2 or *");
   detail::TagNames names;
@@ -1158,6 +1172,7 @@ std::string to_pgn(const PgnTags& tags, const Board& start, const std::vector<Mo
     line += unit;
   };
   Board b = start;
+  bool after_comment = false;
   for (size_t i = 0; i < moves.size(); ++i) {
     const Move m = moves[i];
     if (!is_legal(b, m))
@@ -1166,10 +1181,32 @@ std::string to_pgn(const PgnTags& tags, const Board& start, const std::vector<Mo
     std::string unit;
     if (b.side == kWhite)
       unit = std::to_string(b.fullmove) + ". ";
-    else if (i == 0)
+    else if (i == 0 || after_comment)
       unit = std::to_string(b.fullmove) + "... ";
     unit += to_san(b, m);
+    if (!notes.suffix.empty()) unit += notes.suffix[i];
     put(unit);
+    after_comment = false;
+    if (!notes.comments.empty() && !notes.comments[i].empty()) {
+      // A comment is one unit per word, so lines still wrap at 79 columns.
+      std::string text = notes.comments[i];
+      for (char& c : text) {
+        if (c == '{') c = '(';
+        else if (c == '}') c = ')';
+        else if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = ' ';
+      }
+      put("{");
+      for (std::size_t at = 0; at < text.size();) {
+        // A command ("[%eval 0.17]") stays on one line: readers take it whole.
+        std::size_t end = std::min(text.find(' ', at), text.size());
+        if (text.compare(at, 2, "[%") == 0)
+          if (const std::size_t close = text.find(']', at); close != std::string::npos) end = close + 1;
+        if (end > at) put(std::string_view(text).substr(at, end - at));
+        at = end + 1;
+      }
+      put("}");
+      after_comment = true;
+    }
     play_checked(b, m);  // never a repeated move number
   }
   put(result);

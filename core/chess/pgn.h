@@ -197,6 +197,17 @@ void append_tags_json(std::string& json, const PgnTags& tags);
 // reads the text about a sixth faster.
 void append_tags_json_in_jsonb_order(std::string& json, const PgnTags& tags);
 
+// Annotations written after each move: suffix[i] glued to move i's SAN ("?!", "??"; "" for
+// none) and comments[i] as "{ ... }" after it (braces in the text become parentheses; "" for
+// none). Each vector is empty or one entry per move. After a comment, a Black move is
+// numbered again ("3... Nf6"), as export format asks.
+struct PgnMoveNotes {
+  std::vector<std::string> suffix;
+  std::vector<std::string> comments;
+};
+std::string to_pgn(const PgnTags& tags, const Board& start, const std::vector<Move>& moves, std::string_view result,
+                   const PgnMoveNotes& notes);
+
 std::string to_pgn(const PgnGame& game);
 
 }  // namespace pgmate::chess

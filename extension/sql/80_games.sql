@@ -56,6 +56,10 @@ CREATE TABLE pgmate.games (
   material_signature bigint GENERATED ALWAYS AS (material_signature(start, moves)) STORED,
   -- the squares each side's king, pawns and pieces stood on (pgmate.game_reaches_pattern)
   square_signature bytea GENERATED ALWAYS AS (square_signature(start, moves)) STORED,
+  -- PGN as found: the result ending the movetext when the Result tag (kept in result) says
+  -- another, and the clock after each move from [%clk] comments (NULL where none)
+  movetext_result text CHECK (movetext_result IN ('1-0', '0-1', '1/2-1/2', '*')),
+  clocks      interval[],
   CONSTRAINT games_moves_legal CHECK (is_valid_game(start, moves)),
   -- moves[1] is the first move: an array numbered otherwise ('[0:1]={e2e4,e7e5}', binary
   -- COPY) is refused (array input is generic, so the move type cannot renumber it)
@@ -93,20 +97,20 @@ CREATE FUNCTION opening(start board, moves move[], OUT eco text, OUT name text) 
 
 -- PGN in and out
 CREATE FUNCTION pgn_games(pgn text, on_error text DEFAULT 'fail',
-    OUT tags jsonb, OUT start board, OUT moves move[], OUT result text) RETURNS SETOF record
+    OUT tags jsonb, OUT start board, OUT moves move[], OUT result text, OUT movetext_result text,
+    OUT clocks interval[]) RETURNS SETOF record
   AS 'MODULE_PATHNAME', 'pgn_games' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION pgn_games(text, text) IS
-  'games of a PGN text (mainline moves validated); on_error => ''skip'' leaves bad games out with a NOTICE';
+  'games of a PGN text (mainline moves validated), with the movetext''s result where the Result tag (result) says another, and [%clk] clocks; on_error => ''skip'' leaves bad games out with a NOTICE';
 CREATE FUNCTION pgn_text(tag_names text[], tag_values text[], start board, moves move[], result text)
   RETURNS text
   AS 'MODULE_PATHNAME', 'pgn_text' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 
-CREATE FUNCTION to_pgn(game pgmate.games) RETURNS text
+-- The tags to_pgn writes for a game: the roster's columns, then the rest of its PGN tags.
+CREATE FUNCTION pgmate.pgn_tags(game pgmate.games, OUT names text[], OUT vals text[])
   LANGUAGE sql STABLE STRICT PARALLEL SAFE
   AS $$
-    SELECT @extschema@.pgn_text(coalesce(array_agg(t.key ORDER BY t.ord), '{}'),
-                                coalesce(array_agg(t.value ORDER BY t.ord), '{}'),
-                                game.start, game.moves, game.result)
+    SELECT coalesce(array_agg(t.key ORDER BY t.ord), '{}'), coalesce(array_agg(t.value ORDER BY t.ord), '{}')
     FROM (
       SELECT key, value, ord FROM (VALUES
           ('Event', game.event, 1), ('Site', game.site, 2), ('Date', game.date, 3),
@@ -119,6 +123,14 @@ CREATE FUNCTION to_pgn(game pgmate.games) RETURNS text
                           'Termination', 'SetUp', 'FEN')
     ) t
   $$;
+COMMENT ON FUNCTION pgmate.pgn_tags(pgmate.games) IS 'the PGN tags of a game as to_pgn writes them: names and values';
+
+CREATE FUNCTION to_pgn(game pgmate.games) RETURNS text
+  LANGUAGE sql STABLE STRICT PARALLEL SAFE
+  AS $$
+    SELECT @extschema@.pgn_text(t.names, t.vals, game.start, game.moves, game.result)
+    FROM pgmate.pgn_tags(game) t
+  $$;
 COMMENT ON FUNCTION to_pgn(pgmate.games) IS 'the game in PGN export format';
 
 CREATE FUNCTION pgmate.import_pgn(pgn text, on_error text DEFAULT 'fail') RETURNS bigint
@@ -126,10 +138,10 @@ CREATE FUNCTION pgmate.import_pgn(pgn text, on_error text DEFAULT 'fail') RETURN
   AS $$
     WITH inserted AS (
       INSERT INTO pgmate.games (source, event, site, date, round, white, black, result,
-                                termination, start, moves, tags)
+                                termination, start, moves, tags, movetext_result, clocks)
       SELECT 'import', g.tags->>'Event', g.tags->>'Site', g.tags->>'Date', g.tags->>'Round',
              g.tags->>'White', g.tags->>'Black', g.result, g.tags->>'Termination',
-             g.start, g.moves, g.tags
+             g.start, g.moves, g.tags, g.movetext_result, g.clocks
       FROM @extschema@.pgn_games(pgn, on_error) g
       RETURNING 1)
     SELECT count(*) FROM inserted

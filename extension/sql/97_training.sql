@@ -29,6 +29,34 @@ CREATE VIEW pgmate.game_targets AS
 COMMENT ON VIEW pgmate.game_targets IS
   'one row per position of a finished game: the network input (board, history, repetitions), the move played, the result as wdl (side to move) and z, source, ratings and ECO to filter on';
 
+-- Engine evaluations as training targets: every position of a finished game that an engine
+-- evaluated (pgmate.position_evals), with the engine's WDL as the value target and its move
+-- as the policy target: best_move (select it AS played), or over MultiPV lines moves and
+-- policy, a softmax of the lines' lichess win% at temperature 2 (a move 2 points of winning
+-- chances worse than the best gets 1/e of its weight). game_move is the move the game went on
+-- with. Filter on engine and limits: a position analysed by two engines has a row for each.
+CREATE VIEW pgmate.eval_targets AS
+  SELECT t.game_id, t.ply, t.source, t.board, t.history, t.repetitions, t.played AS game_move,
+         e.best_move, l.moves, l.policy,
+         ARRAY[e.win / 1000.0, e.draw / 1000.0, e.loss / 1000.0]::real[] AS wdl,
+         ((e.win - e.loss) / 1000.0)::real AS z,
+         e.engine, e.limits, e.score_cp, e.mate
+  FROM pgmate.game_targets t
+  JOIN pgmate.position_evals e
+    ON e.key = @extschema@.board_key(t.board) AND e.position = @extschema@.without_clocks(t.board)
+  CROSS JOIN LATERAL (
+    SELECT array_agg(y.move ORDER BY y.n) AS moves,
+           array_agg(exp((y.win - y.best) / 2)::real ORDER BY y.n) AS policy
+    FROM (SELECT x.move, x.n, x.win, max(x.win) OVER () AS best
+          FROM (SELECT (line->>'move')::@extschema@.move AS move, n,
+                       pgmate.win_percent(pgmate.eval_cp((line->>'cp')::int, (line->>'mate')::int)) AS win
+                FROM jsonb_array_elements(coalesce(e.lines, jsonb_build_array(jsonb_build_object(
+                       'move', e.best_move::text, 'cp', e.score_cp, 'mate', e.mate))))
+                     WITH ORDINALITY AS j(line, n)) x) y) l
+  WHERE e.best_move IS NOT NULL;
+COMMENT ON VIEW pgmate.eval_targets IS
+  'positions of finished games an engine evaluated: network input, the engine''s WDL (wdl, z), its move (best_move) and MultiPV policy (moves, policy), the game''s move, engine and limits';
+
 -- A network measured on the rows of a training query (columns by name: board, history,
 -- repetitions, played or moves + policy, z or wdl, weight; a missing or mistyped column is
 -- 42804 naming it): the weighted share of rows whose most likely move is the target's, and

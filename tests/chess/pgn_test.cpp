@@ -1131,6 +1131,10 @@ TEST(Pgn, ReadsEvalAndClockComments) {
   EXPECT_DOUBLE_EQ(g.clocks[1], 178.5);
   EXPECT_DOUBLE_EQ(g.clocks[2], -1);
   EXPECT_DOUBLE_EQ(g.clocks[3], 3601);
+  // A line end between a command and its value.
+  g = only_game("1. e4 { [%eval\n0.25] [%clk\r\n0:01:00] } *");
+  EXPECT_EQ(g.evals[0], "0.25");
+  EXPECT_DOUBLE_EQ(g.clocks[0], 60);
   // A comment before the first move, and games without commands, give none.
   g = only_game("{ [%eval 0.3] } 1. e4 { just text } e5 *");
   EXPECT_TRUE(g.evals.empty());
@@ -1165,6 +1169,32 @@ TEST(Pgn, ResolvesAnAmbiguousMoveByTheRestOfTheGame) {
   EXPECT_THAT(error_of(fen + "1. Nd2 Kd7 2. Qh5 *"), HasSubstr("Qh5"));
   // Unambiguous games say nothing.
   EXPECT_TRUE(only_game("1. e4 e5 *").resolved.empty());
+}
+
+// Move suffixes and comments written after their moves, read back as the same game with its
+// [%eval] and [%clk] values.
+TEST(PgnWrite, AnnotationsRoundTrip) {
+  const Board start = parse_fen("startpos");
+  std::vector<Move> moves;
+  Board b = start;
+  for (const char* san : {"e4", "c5", "Nf3"}) {
+    moves.push_back(parse_san(b, san));
+    b.play(moves.back());
+  }
+  PgnMoveNotes notes;
+  notes.suffix = {"", "?!", ""};
+  notes.comments = {"[%eval 0.17] [%clk 0:03:00]", "[%eval 0.50] Inaccuracy. e5 was {best}.", ""};
+  const std::string text = to_pgn({}, start, moves, "*", notes);
+  EXPECT_THAT(text, HasSubstr("1. e4 { [%eval 0.17] [%clk 0:03:00] } 1... c5?! { [%eval 0.50] Inaccuracy. e5\n"
+                              "was (best). } 2. Nf3 *"));
+  const PgnGame g = only_game(text);
+  EXPECT_EQ(uci_line(g.moves), "e2e4 c7c5 g1f3");
+  ASSERT_EQ(g.evals.size(), 3u);
+  EXPECT_EQ(g.evals[0], "0.17");
+  EXPECT_EQ(g.evals[1], "0.50");
+  EXPECT_DOUBLE_EQ(g.clocks[0], 180);
+  EXPECT_THROW(to_pgn({}, start, moves, "*", PgnMoveNotes{{"", "?"}, {}}), std::invalid_argument);
+  EXPECT_THROW(to_pgn({}, start, moves, "*", PgnMoveNotes{{"", "x", ""}, {}}), std::invalid_argument);
 }
 
 }  // namespace

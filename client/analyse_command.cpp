@@ -1,0 +1,206 @@
+// pgmate analyse: every position of the selected games evaluated once by a UCI engine, one
+// process per job on this machine (core/analysis drives them), the evaluations stored in
+// pgmate.position_evals as they come (a save every second: a stop loses at most the positions
+// in flight and the last second's). Games are planned a chunk at a time by the extension's
+// pgmate.analysis_positions, which leaves out what is stored already: a second run, or one
+// after a crash, goes on where the first stopped, and a position met in many games (a
+// transposition) is evaluated once.
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include <pqxx/pqxx>
+
+#include "analysis/analyser.h"
+#include "analysis/evaluation.h"
+#include "arena/player_spec.h"
+#include "args.h"
+#include "chess/fen.h"
+#include "commands.h"
+#include "db.h"
+#include "interrupt.h"
+
+namespace pgmate::cli {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+std::string duration_text(double seconds) {
+  const long s = long(seconds + 0.5);
+  if (s >= 3600) return std::to_string(s / 3600) + "h" + std::to_string(s / 60 % 60) + "m";
+  if (s >= 60) return std::to_string(s / 60) + "m" + std::to_string(s % 60) + "s";
+  return std::to_string(s) + "s";
+}
+
+std::string id_array(const std::vector<std::int64_t>& ids, std::size_t begin, std::size_t end) {
+  std::string out = "{";
+  for (std::size_t i = begin; i < end; ++i) out += (i > begin ? "," : "") + std::to_string(ids[i]);
+  return out + "}";
+}
+
+}  // namespace
+
+int analyse_command(const std::vector<std::string>& args) {
+  std::string conninfo, where = "true", engine_spec;
+  int jobs = 1, multipv = 1, hash = 16, chunk = 1000;
+  arena::UciLimits limits;
+  bool limit_given = false;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    auto value = [&]() -> const std::string& {
+      if (i + 1 >= args.size()) throw UsageError(a + " needs a value");
+      return args[++i];
+    };
+    if (a == "--db") conninfo = value();
+    else if (a == "--where") where = value();
+    else if (a == "--engine") engine_spec = value();
+    else if (a == "--jobs") jobs = parse_count(value(), a, 1, 256);
+    else if (a == "--multipv") multipv = parse_count(value(), a, 1, 64);
+    else if (a == "--hash") hash = parse_count(value(), a, 1, 65536);
+    else if (a == "--chunk") chunk = parse_count(value(), a, 1, 1000000);
+    else if (a == "--nodes") limits.nodes = parse_count(value(), a, 1, 2000000000), limit_given = true;
+    else if (a == "--depth") limits.depth = parse_count(value(), a, 1, 255), limit_given = true;
+    else if (a == "--movetime") limits.movetime_ms = parse_count(value(), a, 1, 3600000), limit_given = true;
+    else throw UsageError("unknown argument \"" + a + "\"");
+  }
+  if (engine_spec.empty()) throw UsageError("--engine is required, e.g. --engine uci:/usr/games/stockfish");
+  if (where.empty()) throw UsageError("--where needs a condition, e.g. \"event = 'London'\"");
+  arena::PlayerSpec spec;
+  try {
+    spec = arena::parse_player_spec(engine_spec);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  }
+  if (spec.type != arena::PlayerType::kUci)
+    throw UsageError("--engine: analysis takes a UCI engine (uci:COMMAND[:KEY=VALUE,...])");
+  analysis::AnalyserConfig config = analysis::analyser_config(spec);
+  if (limit_given) config.limits = limits;
+  config.jobs = jobs;
+  config.multipv = multipv;
+  config.hash_mb = hash;
+  config.interrupt_check = [] { stop_if_interrupted(); };
+
+  auto conn = connect_db(conninfo);
+  require_table(*conn, "pgmate.position_evals");
+  InterruptScope interrupt_scope;
+  std::unique_ptr<analysis::Analyser> analyser;
+  try {
+    analyser = std::make_unique<analysis::Analyser>(config);
+  } catch (const arena::UciError& e) {
+    std::cerr << "pgmate analyse: " << e.what() << '\n';
+    return 1;
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  }
+  const std::string engine = analyser->engine_name(), limits_text = analyser->limits();
+  const bool with_lines = multipv > 1;
+
+  std::vector<std::int64_t> ids;
+  with_db_errors([&] {
+    pqxx::nontransaction tx(*conn);
+    for (const auto& row : tx.exec("SELECT id FROM pgmate.games g WHERE (" + where + ") ORDER BY id"))
+      ids.push_back(row[0].as<std::int64_t>());
+  });
+  std::cerr << "pgmate analyse: " << ids.size() << " games, " << engine << " at " << limits_text << ", " << jobs
+            << (jobs == 1 ? " job" : " jobs") << '\n';
+
+  const bool tty = isatty(STDERR_FILENO);
+  std::string pending;
+  std::int64_t pending_rows = 0, saved = 0, failed = 0, positions_seen = 0, planned = 0;
+  const auto started = Clock::now();
+  auto last_save = started, last_line = started;
+  const auto save = [&] {
+    if (!pending_rows) return;
+    with_db_errors([&] {
+      pqxx::work tx(*conn, "pgmate_analyse");
+      tx.exec_params("SELECT pgmate.save_position_evals($1, $2, $3::jsonb)", engine, limits_text, "[" + pending + "]");
+      tx.commit();
+    });
+    saved += pending_rows;
+    pending.clear();
+    pending_rows = 0;
+    last_save = Clock::now();
+  };
+  int status = 0;
+  std::size_t games_done = 0;
+  try {
+    for (std::size_t begin = 0; begin < ids.size(); begin += std::size_t(chunk)) {
+      const std::size_t end = std::min(ids.size(), begin + std::size_t(chunk));
+      std::vector<chess::Board> positions;
+      with_db_errors([&] {
+        pqxx::nontransaction tx(*conn);
+        const std::string games = id_array(ids, begin, end);
+        positions_seen += tx.exec_params1("SELECT coalesce(sum(ply_count + 1), 0) FROM pgmate.games WHERE id = ANY ($1::bigint[])",
+                                          games)[0]
+                              .as<std::int64_t>();
+        for (const auto& row : tx.exec_params("SELECT p::text FROM pgmate.analysis_positions($1::bigint[], $2, $3) p",
+                                              games, engine, limits_text))
+          positions.push_back(chess::parse_fen(row[0].as<std::string>()));
+      });
+      planned += std::int64_t(positions.size());
+      std::int64_t chunk_done = 0;
+      analyser->run(
+          positions,
+          [&](std::size_t i, analysis::PositionEval&& e) {
+            ++chunk_done;
+            if (pending_rows) pending += ',';
+            pending += analysis::eval_json(positions[i], e, with_lines);
+            ++pending_rows;
+          },
+          [&](std::size_t i, const std::string& message) {
+            ++chunk_done;
+            if (++failed <= 20) {
+              if (tty) std::cerr << "\r\x1b[K";
+              std::cerr << "pgmate analyse: gave up on " << chess::to_fen(positions[i]) << ": " << message << '\n';
+            }
+          },
+          [&] {
+            if (pending_rows >= 256 || (pending_rows && seconds_since(last_save) >= 1)) save();
+            if (seconds_since(last_line) >= (tty ? 0.5 : 10.0)) {
+              const double elapsed = seconds_since(started);
+              const double share =
+                  (double(begin) + double(end - begin) * double(chunk_done) / double(std::max<std::size_t>(1, positions.size()))) /
+                  double(ids.size());
+              const double rate = double(saved + pending_rows) / std::max(1e-9, elapsed);
+              std::cerr << (tty ? "\r" : "") << saved + pending_rows << " positions, " << fixed(rate, 1) << "/s, "
+                        << fixed(100 * share, 1) << "% of the games, about "
+                        << duration_text(share > 0 ? elapsed / share - elapsed : 0) << " left"
+                        << (tty ? "\x1b[K" : "\n") << std::flush;
+              last_line = Clock::now();
+            }
+          });
+      save();
+      games_done = end;
+    }
+  } catch (const Interrupted&) {
+    status = 130;
+  } catch (const arena::UciError& e) {
+    if (tty) std::cerr << "\r\x1b[K";
+    std::cerr << "pgmate analyse: " << e.what() << '\n';
+    status = 1;
+  }
+  save();  // what was evaluated before a stop is kept
+  if (tty) std::cerr << "\r\x1b[K";
+  const double elapsed = seconds_since(started);
+  std::cout << "analysed " << saved << " positions of " << (status ? games_done : ids.size()) << " games with "
+            << engine << " at " << limits_text << " in " << duration_text(elapsed) << " ("
+            << fixed(double(saved) / std::max(1e-9, elapsed), 1) << " positions/s)";
+  if (failed) std::cout << ", " << failed << " given up";
+  std::cout << '\n';
+  if (positions_seen)
+    std::cout << "the games have " << positions_seen << " positions: " << planned
+              << " were new to this engine and limits; the others were evaluated before or repeat a position "
+              << "(transpositions: " << fixed(100.0 * double(positions_seen - planned) / double(positions_seen), 1)
+              << "% saved)\n";
+  if (status == 130) std::cerr << "pgmate analyse: interrupted; run it again to go on\n";
+  return status;
+}
+
+}  // namespace pgmate::cli

@@ -1,0 +1,272 @@
+// Engine analysis in SQL: the formulas of core/analysis (lichess's win%, accuracy, move
+// classes) as functions for the views, and CALL pgmate.analyse, which evaluates every
+// position of a set of games with UCI engines run by this backend.
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "analysis/accuracy.h"
+#include "analysis/analyser.h"
+#include "analysis/evaluation.h"
+#include "arena/uci_engine.h"
+#include "chess/fen.h"
+#include "common/text.h"
+#include "datum.h"
+#include "procedure.h"
+
+extern "C" {
+#include "access/xact.h"
+#include "catalog/pg_authid_d.h"
+#include "executor/spi.h"
+#include "utils/acl.h"
+}
+
+using namespace pgmate;
+
+// without_clocks(board) -> board: the position with halfmove 0 and fullmove 1.
+PGMATE_FUNCTION(board_without_clocks) {
+  return pg::board_to_datum(analysis::without_clocks(pg::board_arg(fcinfo, 0)));
+}
+
+// pgmate.win_percent(cp int) -> float8: lichess's winning chances, 0 to 100.
+PGMATE_FUNCTION(analysis_win_percent) { return Float8GetDatum(analysis::win_percent(PG_GETARG_INT32(0))); }
+
+// pgmate.move_accuracy(win_before float8, win_after float8) -> float8, 0 to 100.
+PGMATE_FUNCTION(analysis_move_accuracy) {
+  return Float8GetDatum(analysis::move_accuracy(PG_GETARG_FLOAT8(0), PG_GETARG_FLOAT8(1)));
+}
+
+// pgmate.move_class(chances_lost float8) -> text: blunder, mistake, inaccuracy or NULL.
+PGMATE_FUNCTION(analysis_move_class) {
+  const std::string_view c = analysis::move_class(PG_GETARG_FLOAT8(0));
+  if (c.empty()) PG_RETURN_NULL();
+  return pg::text_datum(c);
+}
+
+// pgmate.accuracy_of_game(cps int[], white_first bool)
+//   -> SETOF (side text, accuracy float8, acpl float8, moves int)
+PGMATE_FUNCTION(analysis_accuracy_of_game) {
+  std::vector<int> cps;
+  for (Datum d : pg::array_elements(fcinfo, 0, "cps")) cps.push_back(DatumGetInt32(d));
+  const analysis::GameAccuracy a = analysis::game_accuracy(cps, PG_GETARG_BOOL(1));
+  pg::pg_call([&] {
+    InitMaterializedSRF(fcinfo, 0);
+    ReturnSetInfo* rsinfo = reinterpret_cast<ReturnSetInfo*>(fcinfo->resultinfo);
+    const auto put = [&](const char* side, const std::optional<analysis::SideAccuracy>& s) {
+      if (!s) return;
+      Datum values[4] = {CStringGetTextDatum(side), Float8GetDatum(s->accuracy), Float8GetDatum(s->acpl),
+                         Int32GetDatum(s->moves)};
+      bool nulls[4] = {false, false, false, false};
+      tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+    };
+    put("white", a.white);
+    put("black", a.black);
+  });
+  return Datum(0);
+}
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+std::string duration_text(double seconds) {
+  const long s = long(seconds + 0.5);
+  if (s >= 3600) return std::to_string(s / 3600) + "h" + std::to_string(s / 60 % 60) + "m";
+  if (s >= 60) return std::to_string(s / 60) + "m" + std::to_string(s % 60) + "s";
+  return std::to_string(s) + "s";
+}
+
+void notice(const std::string& text) { pg::pg_call([&] { ereport(NOTICE, (errmsg("%s", text.c_str()))); }); }
+
+// The game ids the caller's query returns (its first column, bigint or int).
+std::vector<std::int64_t> game_ids(const std::string& query) {
+  std::string q = query;
+  while (!q.empty() && (q.back() == ';' || q.back() == ' ' || q.back() == '\n' || q.back() == '\t')) q.pop_back();
+  // As a subquery: one SELECT (or VALUES ...), never several statements.
+  const std::string sql = "SELECT q.* FROM (" + q + "\n) q";
+  return pg::pg_call([&] {
+    SPI_execute(sql.c_str(), true, 0);
+    std::vector<std::int64_t> ids;
+    TupleDesc desc = SPI_tuptable->tupdesc;
+    const Oid type = SPI_gettypeid(desc, 1);
+    if (type != INT8OID && type != INT4OID)
+      ereport(ERROR, (errcode(ERRCODE_DATATYPE_MISMATCH),
+                      errmsg("the games query must return game ids (bigint) in its first column, not %s",
+                             format_type_be(type))));
+    ids.reserve(SPI_processed);
+    for (uint64 i = 0; i < SPI_processed; ++i) {
+      bool null = false;
+      const Datum d = SPI_getbinval(SPI_tuptable->vals[i], desc, 1, &null);
+      if (!null) ids.push_back(type == INT8OID ? DatumGetInt64(d) : DatumGetInt32(d));
+    }
+    return ids;
+  });
+}
+
+Datum int8_array(const std::vector<std::int64_t>& ids, std::size_t begin, std::size_t end) {
+  std::vector<Datum> values;
+  for (std::size_t i = begin; i < end; ++i) values.push_back(Int64GetDatum(ids[i]));
+  return pg::make_array(values, INT8OID);
+}
+
+}  // namespace
+
+// CALL pgmate.analyse(games text, engine jsonb, options jsonb DEFAULT '{}')
+PGMATE_FUNCTION(analyse_procedure) {
+  if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
+    throw pg::SqlError(ERRCODE_NULL_VALUE_NOT_ALLOWED, "games and engine must not be NULL");
+  const std::string games_query = pg::text_arg(fcinfo, 0);
+  const bool nonatomic = pg::nonatomic_call(fcinfo);
+  pg::pg_call([&] { SPI_connect_ext(nonatomic ? SPI_OPT_NONATOMIC : 0); });
+  const bool commit_as_we_go = nonatomic && !IsSubTransaction();
+
+  const arena::PlayerSpec spec = pg::player_spec_of_jsonb(PG_GETARG_DATUM(1), "engine");
+  if (spec.type != arena::PlayerType::kUci)
+    throw pg::SqlError(ERRCODE_INVALID_PARAMETER_VALUE,
+                       "engine: analysis takes a UCI engine, such as '\"uci:/usr/games/stockfish\"'");
+  // A UCI engine is a program run on the server, as COPY ... PROGRAM runs one.
+  if (!pg::pg_call([] { return has_privs_of_role(GetUserId(), ROLE_PG_EXECUTE_SERVER_PROGRAM); }))
+    throw pg::SqlError(ERRCODE_INSUFFICIENT_PRIVILEGE,
+                       "an analysis runs a program on the server: only superusers and members of "
+                       "pg_execute_server_program may run one");
+  analysis::AnalyserConfig config = analysis::analyser_config(spec);
+  int chunk = 1000;
+  bool limit_given = false;
+  arena::UciLimits limits;
+  if (!PG_ARGISNULL(2)) {
+    for (const pg::Option& o : pg::read_options(PG_GETARG_DATUM(2))) {
+      const auto number = [&](long lo, long hi) {
+        long v = 0;
+        std::size_t used = 0;
+        try {
+          if (o.value) v = std::stol(*o.value, &used);
+        } catch (const std::exception&) {
+          used = 0;
+        }
+        if (!o.value || used != o.value->size() || v < lo || v > hi)
+          throw pg::SqlError(ERRCODE_INVALID_PARAMETER_VALUE, "option " + o.key + " must be a whole number from " +
+                                                                  std::to_string(lo) + " to " + std::to_string(hi));
+        return v;
+      };
+      if (o.key == "nodes") {
+        limits.nodes = number(1, 1000000000000L);
+        limit_given = true;
+      } else if (o.key == "depth") {
+        limits.depth = int(number(1, 255));
+        limit_given = true;
+      } else if (o.key == "movetime") {
+        limits.movetime_ms = number(1, 3600000);
+        limit_given = true;
+      } else if (o.key == "multipv") {
+        config.multipv = int(number(1, 64));
+      } else if (o.key == "jobs") {
+        config.jobs = int(number(1, 256));
+      } else if (o.key == "hash") {
+        config.hash_mb = int(number(1, 65536));
+      } else if (o.key == "chunk") {
+        chunk = int(number(1, 1000000));
+      } else {
+        throw pg::SqlError(ERRCODE_INVALID_PARAMETER_VALUE,
+                           "unknown option " + quote_input(o.key, 64) +
+                               " (options: nodes, depth, movetime, multipv, jobs, hash, chunk)");
+      }
+    }
+  }
+  if (limit_given) config.limits = limits;
+  config.interrupt_check = [] { pg::check_for_interrupts(); };
+
+  const std::vector<std::int64_t> ids = game_ids(games_query);
+  pg::kill_engines_when_the_backend_exits();
+  std::unique_ptr<analysis::Analyser> analyser;
+  try {
+    analyser = std::make_unique<analysis::Analyser>(config);
+  } catch (const arena::UciError& e) {
+    throw pg::SqlError(ERRCODE_EXTERNAL_ROUTINE_EXCEPTION, e.what());
+  } catch (const std::invalid_argument& e) {
+    throw pg::SqlError(ERRCODE_INVALID_PARAMETER_VALUE, e.what());
+  }
+  const std::string engine = analyser->engine_name();
+  const std::string limits_text = analyser->limits();
+  const bool with_lines = config.multipv > 1;
+
+  std::string pending;  // a JSON array's elements, not yet saved
+  std::int64_t pending_rows = 0, saved = 0, failed = 0;
+  auto last_save = Clock::now(), last_notice = Clock::now();
+  const auto started = Clock::now();
+  const auto save = [&] {
+    if (!pending_rows) return;
+    const std::string json = "[" + pending + "]";
+    pg::pg_call([&] {
+      Oid types[3] = {TEXTOID, TEXTOID, JSONBOID};
+      Datum values[3] = {CStringGetTextDatum(engine.c_str()), CStringGetTextDatum(limits_text.c_str()),
+                         DirectFunctionCall1(jsonb_in, CStringGetDatum(json.c_str()))};
+      SPI_execute_with_args("SELECT pgmate.save_position_evals($1, $2, $3)", 3, types, values, nullptr, false, 0);
+      if (commit_as_we_go) SPI_commit();
+    });
+    saved += pending_rows;
+    pending.clear();
+    pending_rows = 0;
+    last_save = Clock::now();
+  };
+
+  for (std::size_t begin = 0; begin < ids.size(); begin += std::size_t(chunk)) {
+    const std::size_t end = std::min(ids.size(), begin + std::size_t(chunk));
+    // The positions of these games not yet evaluated by this engine at these limits, each
+    // once, in the order the games reach them.
+    std::vector<chess::Board> positions;
+    pg::pg_call([&] {
+      Oid types[3] = {INT8ARRAYOID, TEXTOID, TEXTOID};
+      Datum values[3] = {int8_array(ids, begin, end), CStringGetTextDatum(engine.c_str()),
+                         CStringGetTextDatum(limits_text.c_str())};
+      SPI_execute_with_args("SELECT p FROM pgmate.analysis_positions($1, $2, $3) p", 3, types, values, nullptr, true, 0);
+    });
+    for (uint64 i = 0; i < SPI_processed; ++i) {
+      bool null = false;
+      positions.push_back(pg::board_from_datum(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &null)));
+    }
+    if (positions.empty()) continue;
+    std::int64_t chunk_done = 0;
+    try {
+      analyser->run(
+          positions,
+          [&](std::size_t i, analysis::PositionEval&& e) {
+            ++chunk_done;
+            if (pending_rows) pending += ',';
+            pending += analysis::eval_json(positions[i], e, with_lines);
+            ++pending_rows;
+          },
+          [&](std::size_t i, const std::string& message) {
+            ++chunk_done;
+            if (++failed <= 5) notice("analyse: gave up on " + chess::to_fen(positions[i]) + ": " + message);
+          },
+          [&] {
+            if (pending_rows >= 256 || (pending_rows && seconds_since(last_save) >= 1)) save();
+            if (seconds_since(last_notice) >= 10) {
+              const double elapsed = seconds_since(started);
+              const double rate = double(saved + pending_rows) / std::max(1e-9, elapsed);
+              // Progress by games: the chunk's share of its games is its share of positions.
+              const double share = (double(begin) + double(end - begin) * double(chunk_done) / double(positions.size())) /
+                                   double(ids.size());
+              notice("analyse: " + std::to_string(saved + pending_rows) + " positions evaluated, " +
+                     std::to_string(int(rate)) + "/s, " + std::to_string(int(share * 100)) + "% of " +
+                     std::to_string(ids.size()) + " games, about " +
+                     duration_text(share > 0 ? elapsed / share - elapsed : 0) + " left");
+              last_notice = Clock::now();
+            }
+          });
+    } catch (const arena::UciError& e) {
+      save();
+      throw pg::SqlError(ERRCODE_EXTERNAL_ROUTINE_EXCEPTION, e.what());
+    }
+    save();
+  }
+  save();
+  notice("analyse: " + std::to_string(saved) + " positions of " + std::to_string(ids.size()) + " games evaluated by " +
+         engine + " at " + limits_text + (failed ? ", " + std::to_string(failed) + " given up" : "") + " in " +
+         duration_text(seconds_since(started)));
+  pg::pg_call([] { SPI_finish(); });
+  PG_RETURN_VOID();
+}
