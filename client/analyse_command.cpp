@@ -193,6 +193,8 @@ int analyse_command(const std::vector<std::string>& args) {
             << engine << " at " << limits_text << " in " << duration_text(elapsed) << " ("
             << fixed(double(saved) / std::max(1e-9, elapsed), 1) << " positions/s)";
   if (failed) std::cout << ", " << failed << " given up";
+  if (const std::int64_t restarts = analyser->stats().restarts)
+    std::cout << ", " << restarts << (restarts == 1 ? " engine" : " engines") << " replaced";
   std::cout << '\n';
   if (positions_seen)
     std::cout << "the games have " << positions_seen << " positions: " << planned
@@ -200,6 +202,8 @@ int analyse_command(const std::vector<std::string>& args) {
               << "(transpositions: " << fixed(100.0 * double(positions_seen - planned) / double(positions_seen), 1)
               << "% saved)\n";
   if (status == 130) std::cerr << "pgmate analyse: interrupted; run it again to go on\n";
+  // Positions given up are not stored: a second run tries them again.
+  if (!status && failed) status = 1;
   return status;
 }
 

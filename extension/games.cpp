@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/evaluation.h"
 #include "chess/fen.h"
 #include "chess/notation.h"
 #include "chess/pgn.h"
@@ -101,7 +102,7 @@ PGMATE_FUNCTION(game_is_valid) { return BoolGetDatum(pg::game_summary_arg(fcinfo
 
 // pgn_games(pgn text, on_error text DEFAULT 'fail')
 //   -> SETOF (tags jsonb, start board, moves move[], result text, movetext_result text,
-//             clocks interval[])
+//             clocks interval[], evals jsonb)
 // Reads a whole PGN text. A bad game is an error naming the game and the move, or with
 // on_error => 'skip' is left out and counted in a NOTICE. A Result tag that contradicts the
 // movetext's result, and an ambiguous move read by the rest of the game, are NOTICEs.
@@ -142,12 +143,15 @@ PGMATE_FUNCTION(pgn_games) {
                " is kept; the movetext ends with " + game.movetext_result);
       for (const std::string& r : game.resolved) notice("PGN game " + std::to_string(game.number) + ": " + r);
       const Datum clocks = game.clocks.empty() ? Datum(0) : pg::clocks_to_datum(game.clocks);
+      // The [%eval] comments as pgmate.save_position_evals takes them.
+      int eval_count = 0;
+      const std::string evals = "[" + analysis::pgn_evals_json(game.start, game.moves, game.evals, eval_count) + "]";
       pg::pg_call([&] {
-        Datum values[6] = {DirectFunctionCall1(jsonb_in, CStringGetDatum(json.c_str())), start, move_array,
+        Datum values[7] = {DirectFunctionCall1(jsonb_in, CStringGetDatum(json.c_str())), start, move_array,
                            CStringGetTextDatum(game.result.c_str()),
                            game.movetext_result.empty() ? Datum(0) : CStringGetTextDatum(game.movetext_result.c_str()),
-                           clocks};
-        bool nulls[6] = {false, false, false, false, game.movetext_result.empty(), game.clocks.empty()};
+                           clocks, eval_count ? DirectFunctionCall1(jsonb_in, CStringGetDatum(evals.c_str())) : Datum(0)};
+        bool nulls[7] = {false, false, false, false, game.movetext_result.empty(), game.clocks.empty(), eval_count == 0};
         tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
       });
     }

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The SQL suites: pg_regress (make installcheck), then the import, self-play, arena (and misbehaving
+# The SQL suites: pg_regress (make installcheck), then the import, self-play, analysis, arena (and misbehaving
 # UCI engines), train and learn clients against the project's own server, and the learning loop as
 # a pg_cron job on a server of its own. A server this script starts is stopped again when it ends;
 # one that was already running (make demo) is restarted and left running.
@@ -34,6 +34,10 @@ dropdb --if-exists pgmate_selfplay_test
 createdb pgmate_selfplay_test
 tests/cli/selfplay.sh "$pgmate" pgmate_selfplay_test
 dropdb pgmate_selfplay_test
+dropdb --if-exists pgmate_analyse_test
+createdb pgmate_analyse_test
+tests/cli/analyse.sh "$pgmate" pgmate_analyse_test
+dropdb pgmate_analyse_test
 dropdb --if-exists pgmate_arena_test
 createdb pgmate_arena_test
 tests/cli/arena.sh "$pgmate" pgmate_arena_test

@@ -55,10 +55,11 @@ SELECT * FROM pgn_games('1. e4 @@ 1-0');
 SELECT * FROM pgn_games('[FEN "8/8/8/8/8/8/8/8 w - - 0 1"]
 1. e4 *');
 SELECT * FROM pgn_games('1. e4', 'ignore');
--- a Result tag the movetext contradicts, a repeated tag, a second result with no game
--- before it: errors, not a silent choice (nor an empty game)
+-- a Result tag the movetext contradicts: the tag's result, the movetext's beside it, a NOTICE
 SELECT * FROM pgn_games('[Result "1-0"]
 1. e4 e5 0-1');
+-- a repeated tag, a second result with no game before it: errors, not a silent choice (nor
+-- an empty game)
 SELECT * FROM pgn_games('[Event "a"]
 [Event "b"]
 1. e4 *');

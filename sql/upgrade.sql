@@ -25,7 +25,7 @@ CREATE TEMP TABLE fresh_checks AS
                     'pgmate.learning_runs'::regclass, 'pgmate.learning_iterations'::regclass,
                     'pgmate.learning_exclusions'::regclass, 'pgmate.learning_games'::regclass,
                     'pgmate.position_runs'::regclass,
-                    'pgmate.position_blocks'::regclass)
+                    'pgmate.position_blocks'::regclass, 'pgmate.position_evals'::regclass)
     AND contype IN ('c', 'f', 'u');
 -- and what an upgrade script could forget to replace: the body of every routine and the
 -- query of every view
@@ -60,7 +60,9 @@ CREATE TEMP TABLE fresh_columns AS
                      'pgmate.training_runs'::regclass, 'pgmate.learning_games'::regclass,
                      'pgmate.learning_status'::regclass,
                      'pgmate.position_runs'::regclass, 'pgmate.position_blocks'::regclass,
-                     'pgmate.position_staged_blocks'::regclass, 'pgmate.position_index_size'::regclass)
+                     'pgmate.position_staged_blocks'::regclass, 'pgmate.position_index_size'::regclass,
+                     'pgmate.position_evals'::regclass, 'pgmate.move_evals'::regclass,
+                     'pgmate.game_accuracy'::regclass, 'pgmate.eval_targets'::regclass)
     AND attnum > 0 AND NOT attisdropped;
 
 SET client_min_messages = warning;
@@ -108,7 +110,9 @@ SELECT 'fresh' AS install, * FROM (TABLE fresh_columns EXCEPT
                      'pgmate.training_runs'::regclass, 'pgmate.learning_games'::regclass,
                      'pgmate.learning_status'::regclass,
                      'pgmate.position_runs'::regclass, 'pgmate.position_blocks'::regclass,
-                     'pgmate.position_staged_blocks'::regclass, 'pgmate.position_index_size'::regclass)
+                     'pgmate.position_staged_blocks'::regclass, 'pgmate.position_index_size'::regclass,
+                     'pgmate.position_evals'::regclass, 'pgmate.move_evals'::regclass,
+                     'pgmate.game_accuracy'::regclass, 'pgmate.eval_targets'::regclass)
     AND attnum > 0 AND NOT attisdropped) f
 UNION ALL
 SELECT 'upgraded', * FROM (
@@ -122,7 +126,9 @@ SELECT 'upgraded', * FROM (
                      'pgmate.training_runs'::regclass, 'pgmate.learning_games'::regclass,
                      'pgmate.learning_status'::regclass,
                      'pgmate.position_runs'::regclass, 'pgmate.position_blocks'::regclass,
-                     'pgmate.position_staged_blocks'::regclass, 'pgmate.position_index_size'::regclass)
+                     'pgmate.position_staged_blocks'::regclass, 'pgmate.position_index_size'::regclass,
+                     'pgmate.position_evals'::regclass, 'pgmate.move_evals'::regclass,
+                     'pgmate.game_accuracy'::regclass, 'pgmate.eval_targets'::regclass)
     AND attnum > 0 AND NOT attisdropped
   EXCEPT TABLE fresh_columns) u;
 SELECT conname, pg_get_constraintdef(oid) = f.definition AS as_fresh FROM pg_constraint JOIN fresh_checks f USING (conname)
@@ -131,7 +137,7 @@ SELECT conname, pg_get_constraintdef(oid) = f.definition AS as_fresh FROM pg_con
                     'pgmate.learning_runs'::regclass, 'pgmate.learning_iterations'::regclass,
                     'pgmate.learning_exclusions'::regclass, 'pgmate.learning_games'::regclass,
                     'pgmate.position_runs'::regclass,
-                    'pgmate.position_blocks'::regclass)
+                    'pgmate.position_blocks'::regclass, 'pgmate.position_evals'::regclass)
     AND contype IN ('c', 'f', 'u')
   ORDER BY conname;
 SELECT tgname, pg_get_triggerdef(t.oid) = f.definition AS as_fresh

@@ -68,6 +68,9 @@ Analyser::~Analyser() {
 std::unique_ptr<arena::UciEngine> Analyser::start_engine() {
   auto engine = std::make_unique<arena::UciEngine>(config_.command, std::vector<std::pair<std::string, std::string>>{},
                                                    config_.start_timeout, config_.interrupt_check);
+  // Evaluations are stored under the engine's name: a replacement must be the same engine.
+  if (!engine_name_.empty() && engine->name() != engine_name_)
+    throw arena::UciError("UCI engine " + quote_input(config_.command, 80) + " restarted as " + engine->name() + ", not " + engine_name_);
   // The analysis defaults, then what the spec says (it may override them).
   std::vector<std::pair<std::string, std::string>> options;
   if (engine->has_option("Threads")) options.emplace_back("Threads", "1");

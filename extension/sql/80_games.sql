@@ -98,10 +98,10 @@ CREATE FUNCTION opening(start board, moves move[], OUT eco text, OUT name text) 
 -- PGN in and out
 CREATE FUNCTION pgn_games(pgn text, on_error text DEFAULT 'fail',
     OUT tags jsonb, OUT start board, OUT moves move[], OUT result text, OUT movetext_result text,
-    OUT clocks interval[]) RETURNS SETOF record
+    OUT clocks interval[], OUT evals jsonb) RETURNS SETOF record
   AS 'MODULE_PATHNAME', 'pgn_games' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION pgn_games(text, text) IS
-  'games of a PGN text (mainline moves validated), with the movetext''s result where the Result tag (result) says another, and [%clk] clocks; on_error => ''skip'' leaves bad games out with a NOTICE';
+  'games of a PGN text (mainline moves validated), with the movetext''s result where the Result tag (result) says another, [%clk] clocks and [%eval] evaluations (as pgmate.save_position_evals takes them); on_error => ''skip'' leaves bad games out with a NOTICE';
 CREATE FUNCTION pgn_text(tag_names text[], tag_values text[], start board, moves move[], result text)
   RETURNS text
   AS 'MODULE_PATHNAME', 'pgn_text' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
@@ -133,20 +133,6 @@ CREATE FUNCTION to_pgn(game pgmate.games) RETURNS text
   $$;
 COMMENT ON FUNCTION to_pgn(pgmate.games) IS 'the game in PGN export format';
 
-CREATE FUNCTION pgmate.import_pgn(pgn text, on_error text DEFAULT 'fail') RETURNS bigint
-  LANGUAGE sql VOLATILE STRICT
-  AS $$
-    WITH inserted AS (
-      INSERT INTO pgmate.games (source, event, site, date, round, white, black, result,
-                                termination, start, moves, tags, movetext_result, clocks)
-      SELECT 'import', g.tags->>'Event', g.tags->>'Site', g.tags->>'Date', g.tags->>'Round',
-             g.tags->>'White', g.tags->>'Black', g.result, g.tags->>'Termination',
-             g.start, g.moves, g.tags, g.movetext_result, g.clocks
-      FROM @extschema@.pgn_games(pgn, on_error) g
-      RETURNING 1)
-    SELECT count(*) FROM inserted
-  $$;
-COMMENT ON FUNCTION pgmate.import_pgn(text, text) IS 'inserts the games of a PGN text into pgmate.games; returns how many';
 
 CREATE FUNCTION pgmate.import_openings(pgn text) RETURNS bigint
   LANGUAGE plpgsql VOLATILE STRICT

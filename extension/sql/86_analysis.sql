@@ -239,3 +239,25 @@ CREATE FUNCTION pgmate.to_pgn_with_evals(game pgmate.games, engine text DEFAULT 
   $$;
 COMMENT ON FUNCTION pgmate.to_pgn_with_evals(pgmate.games, text, text) IS
   'the game in PGN with [%eval] and [%clk] comments and ?!, ?, ?? marks from one engine''s evaluations (the given one, else the one that evaluated most of its positions)';
+
+-- PGN text into pgmate.games, here beside the evaluations its [%eval] comments fill.
+CREATE FUNCTION pgmate.import_pgn(pgn text, on_error text DEFAULT 'fail') RETURNS bigint
+  LANGUAGE sql VOLATILE STRICT
+  AS $$
+    WITH parsed AS MATERIALIZED (
+      SELECT * FROM @extschema@.pgn_games(pgn, on_error)),
+    inserted AS (
+      INSERT INTO pgmate.games (source, event, site, date, round, white, black, result,
+                                termination, start, moves, tags, movetext_result, clocks)
+      SELECT 'import', g.tags->>'Event', g.tags->>'Site', g.tags->>'Date', g.tags->>'Round',
+             g.tags->>'White', g.tags->>'Black', g.result, g.tags->>'Termination',
+             g.start, g.moves, g.tags, g.movetext_result, g.clocks
+      FROM parsed g
+      RETURNING 1),
+    -- the [%eval] comments, as the evaluations of engine 'pgn'
+    evals AS (
+      SELECT pgmate.save_position_evals('pgn', '', jsonb_agg(e)) AS saved
+      FROM parsed g, jsonb_array_elements(g.evals) e)
+    SELECT count(*) FROM inserted WHERE (SELECT count(*) FROM evals) >= 0
+  $$;
+COMMENT ON FUNCTION pgmate.import_pgn(text, text) IS 'inserts the games of a PGN text into pgmate.games (their [%eval] comments into pgmate.position_evals); returns how many';

@@ -1,17 +1,20 @@
 #!/bin/sh
 # UCI engines that misbehave while analysing, for the analysis tests:
-#   dieonce FILE   the first start (FILE absent: it is made) dies at go; later starts are Stockfish
+#   dieonce FILE   the first start (FILE absent: it is made) names itself as Stockfish does and
+#                  dies at go; later starts are Stockfish
 #   badscore       a believable handshake, then "score mate 0" with a legal PV at every go
 #   badwdl         a WDL that does not sum to 1000
 #   noscore        a best move with no scored line before it
 mode=$1
+name="fake-$mode"
 if [ "$mode" = dieonce ]; then
   [ -e "$2" ] && exec /usr/games/stockfish
   : >"$2"
+  name=$(printf 'uci\nquit\n' | /usr/games/stockfish | sed -n 's/^id name //p')
 fi
 while read -r line; do
   case "$line" in
-    uci) echo "id name fake-$mode"; echo uciok ;;
+    uci) echo "id name $name"; echo uciok ;;
     isready) echo readyok ;;
     go*)
       case $mode in
