@@ -69,7 +69,7 @@ JOBS         ?= $(shell nproc)
 FUZZ_SECONDS ?= 20
 CMAKE_FLAGS  ?=
 
-.PHONY: deps configure build test test-unit test-sql test-long fuzz demo pretrain bench server-start server-stop distclean gpu-bundle
+.PHONY: deps configure build test test-unit test-sql test-long fuzz demo pretrain distill bench server-start server-stop distclean gpu-bundle
 
 deps:
 	scripts/setup-deps.sh
@@ -121,6 +121,14 @@ pretrain: deps
 	$(MAKE) configure
 	cmake --build $(BUILD_DIR) -j $(JOBS) --target pgmate pgmate-worker
 	scripts/pretrain.sh $(BUILD_DIR)/bin/pgmate
+
+# The distillation recipe: the pretraining corpus labelled by Stockfish (pgmate analyse) and a
+# network trained on its evaluations, next to the result-only one (scripts/distill.sh; runs
+# make pretrain first when its database is missing).
+distill: deps
+	$(MAKE) configure
+	cmake --build $(BUILD_DIR) -j $(JOBS) --target pgmate pgmate-worker
+	scripts/distill.sh $(BUILD_DIR)/bin/pgmate
 
 bench: build
 	bench/perft_vs_stockfish --pgmate $(BUILD_DIR)/bin/pgmate
