@@ -2,7 +2,8 @@
 # The main job: chess move generation from the command line and inside PostgreSQL, and
 # self-play stored as rows. Starts the project's own server (left running), installs the
 # extension into database `pgmate`, loads the ECO openings, tours the SQL surface, plays
-# a few quick self-play games (client and procedure) and runs the analysis queries.
+# a few quick self-play games (client and procedure), analyses famous games with Stockfish
+# (their blunders and each side's accuracy) and runs the analysis queries.
 set -euo pipefail
 pgmate=${1:-build/bin/pgmate}
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -57,6 +58,31 @@ sql "SELECT g.id, g.white, g.black, g.result, g.ply_count, o.eco, o.name FROM pg
 sql "SELECT g.id, g.white, p.ply, p.san FROM pgmate.games g, LATERAL game_positions(g.start, g.moves) p WHERE p.ply >= 40;"
 sql "SELECT id, white, black FROM pgmate.games WHERE game_keys(start, moves) @> ARRAY[board_key('rnbqkbnr/pppp1ppp/8/8/4Pp2/8/PPPP2PP/RNBQKBNR w KQkq - 0 3')];"
 sql "SELECT status(b), in_check(b), b FROM (SELECT play('startpos', '{f2f3,e7e5,g2g4,d8h4}'::move[]) AS b) s;"
+
+echo
+echo "== engine analysis: blunders and accuracy of famous games =="
+sql "SELECT pgmate.import_pgn(\$\$[Event \"Opera Game\"] [Site \"Paris\"] [Date \"1858.??.??\"] [White \"Morphy, Paul\"] [Black \"Duke Karl / Count Isouard\"] [Result \"1-0\"]
+1. e4 e5 2. Nf3 d6 3. d4 Bg4 4. dxe5 Bxf3 5. Qxf3 dxe5 6. Bc4 Nf6 7. Qb3 Qe7 8. Nc3 c6 9. Bg5 b5 10. Nxb5 cxb5
+11. Bxb5+ Nbd7 12. O-O-O Rd8 13. Rxd7 Rxd7 14. Rd1 Qe6 15. Bxd7+ Nxd7 16. Qb8+ Nxb8 17. Rd8# 1-0
+
+[Event \"Evergreen Game\"] [Site \"Berlin\"] [Date \"1852.??.??\"] [White \"Anderssen, Adolf\"] [Black \"Dufresne, Jean\"] [Result \"1-0\"]
+1. e4 e5 2. Nf3 Nc6 3. Bc4 Bc5 4. b4 Bxb4 5. c3 Ba5 6. d4 exd4 7. O-O d3 8. Qb3 Qf6 9. e5 Qg6 10. Re1 Nge7
+11. Ba3 b5 12. Qxb5 Rb8 13. Qa4 Bb6 14. Nbd2 Bb7 15. Ne4 Qf5 16. Bxd3 Qh5 17. Nf6+ gxf6 18. exf6 Rg8
+19. Rad1 Qxf3 20. Rxe7+ Nxe7 21. Qxd7+ Kxd7 22. Bf5+ Ke8 23. Bd7+ Kf8 24. Bxe7# 1-0\$\$) AS imported
+     WHERE NOT EXISTS (SELECT FROM pgmate.games WHERE event = 'Opera Game');"
+if [ -x /usr/games/stockfish ]; then
+  games="SELECT id FROM pgmate.games WHERE event IN ('Immortal Game', 'Opera Game', 'Evergreen Game')"
+  say "pgmate analyse --where \"event IN ('Immortal Game', 'Opera Game', 'Evergreen Game')\" --engine uci:/usr/games/stockfish --nodes 200000 --jobs 2"
+  "$pgmate" analyse --db "dbname=pgmate" --where "event IN ('Immortal Game', 'Opera Game', 'Evergreen Game')" \
+    --engine uci:/usr/games/stockfish --nodes 200000 --jobs 2
+  sql "SELECT g.event, m.ply, m.side, m.san, m.class, m.best_san AS engine_move, m.cp_before, m.cp_after, round(m.accuracy::numeric) AS accuracy FROM pgmate.move_evals m JOIN pgmate.games g ON g.id = m.game WHERE g.event = 'Immortal Game' AND m.limits = 'nodes=200000' ORDER BY m.chances_lost DESC LIMIT 5;"
+  sql "SELECT g.event, a.side, CASE a.side WHEN 'white' THEN g.white ELSE g.black END AS player, round(a.accuracy::numeric, 1) AS accuracy, round(a.acpl::numeric) AS acpl, a.inaccuracies, a.mistakes, a.blunders FROM pgmate.game_accuracy a JOIN pgmate.games g ON g.id = a.game WHERE a.limits = 'nodes=200000' AND g.event IN ('Immortal Game', 'Opera Game', 'Evergreen Game') ORDER BY g.event, a.side DESC;"
+  sql "CALL pgmate.analyse('SELECT id FROM pgmate.games WHERE event = ''Opera Game''', '\"uci:/usr/games/stockfish\"', '{\"nodes\": 200000}');   -- in SQL: nothing new to evaluate"
+  say "pgmate export --evals --where \"event = 'Opera Game'\"   # PGN with [%eval] comments, as lichess writes it"
+  "$pgmate" export --db "dbname=pgmate" --evals --engine "Stockfish 15.1" --limits nodes=200000 --where "event = 'Opera Game'"
+else
+  echo "(Stockfish missing: the analysis is skipped)"
+fi
 
 echo
 echo "== American checkers =="
