@@ -3,6 +3,7 @@
 // position of a set of games with UCI engines run by this backend.
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -40,6 +41,21 @@ PGMATE_FUNCTION(analysis_move_accuracy) {
 // pgmate.move_class(chances_lost float8) -> text: blunder, mistake, inaccuracy or NULL.
 PGMATE_FUNCTION(analysis_move_class) {
   const std::string_view c = analysis::move_class(PG_GETARG_FLOAT8(0));
+  if (c.empty()) PG_RETURN_NULL();
+  return pg::text_datum(c);
+}
+
+// pgmate.move_judgement(cp_before int, mate_before int, cp_after int, mate_after int) -> text:
+// the class of a move from its scores (mover's view; one of cp and mate given on each side).
+PGMATE_FUNCTION(analysis_move_judgement) {
+  const auto score = [&](int cp_arg, int mate_arg) -> std::optional<analysis::Score> {
+    if (!PG_ARGISNULL(mate_arg)) return analysis::Score{true, PG_GETARG_INT32(mate_arg)};
+    if (!PG_ARGISNULL(cp_arg)) return analysis::Score{false, PG_GETARG_INT32(cp_arg)};
+    return std::nullopt;
+  };
+  const auto before = score(0, 1), after = score(2, 3);
+  if (!before || !after) PG_RETURN_NULL();
+  const std::string_view c = analysis::move_class(*before, *after);
   if (c.empty()) PG_RETURN_NULL();
   return pg::text_datum(c);
 }

@@ -72,14 +72,14 @@ sql "SELECT pgmate.import_pgn(\$\$[Event \"Opera Game\"] [Site \"Paris\"] [Date 
      WHERE NOT EXISTS (SELECT FROM pgmate.games WHERE event = 'Opera Game');"
 if [ -x /usr/games/stockfish ]; then
   games="SELECT id FROM pgmate.games WHERE event IN ('Immortal Game', 'Opera Game', 'Evergreen Game')"
-  say "pgmate analyse --where \"event IN ('Immortal Game', 'Opera Game', 'Evergreen Game')\" --engine uci:/usr/games/stockfish --nodes 200000 --jobs 2"
+  say "pgmate analyse --where \"event IN ('Immortal Game', 'Opera Game', 'Evergreen Game')\" --engine uci:/usr/games/stockfish --nodes 100000 --jobs 2"
   "$pgmate" analyse --db "dbname=pgmate" --where "event IN ('Immortal Game', 'Opera Game', 'Evergreen Game')" \
-    --engine uci:/usr/games/stockfish --nodes 200000 --jobs 2
-  sql "SELECT g.event, m.ply, m.side, m.san, m.class, m.best_san AS engine_move, m.cp_before, m.cp_after, round(m.accuracy::numeric) AS accuracy FROM pgmate.move_evals m JOIN pgmate.games g ON g.id = m.game WHERE g.event = 'Immortal Game' AND m.limits = 'nodes=200000' ORDER BY m.chances_lost DESC LIMIT 5;"
-  sql "SELECT g.event, a.side, CASE a.side WHEN 'white' THEN g.white ELSE g.black END AS player, round(a.accuracy::numeric, 1) AS accuracy, round(a.acpl::numeric) AS acpl, a.inaccuracies, a.mistakes, a.blunders FROM pgmate.game_accuracy a JOIN pgmate.games g ON g.id = a.game WHERE a.limits = 'nodes=200000' AND g.event IN ('Immortal Game', 'Opera Game', 'Evergreen Game') ORDER BY g.event, a.side DESC;"
-  sql "CALL pgmate.analyse('SELECT id FROM pgmate.games WHERE event = ''Opera Game''', '\"uci:/usr/games/stockfish\"', '{\"nodes\": 200000}');   -- in SQL: nothing new to evaluate"
+    --engine uci:/usr/games/stockfish --nodes 100000 --jobs 2
+  sql "SELECT g.event, m.ply, m.side, m.san, m.class, m.best_san AS engine_move, m.cp_before, m.cp_after, round(m.accuracy::numeric) AS accuracy FROM pgmate.move_evals m JOIN pgmate.games g ON g.id = m.game WHERE g.event = 'Immortal Game' AND m.limits = 'nodes=100000' ORDER BY m.chances_lost DESC LIMIT 5;"
+  sql "SELECT g.event, a.side, CASE a.side WHEN 'white' THEN g.white ELSE g.black END AS player, round(a.accuracy::numeric, 1) AS accuracy, round(a.acpl::numeric) AS acpl, a.inaccuracies, a.mistakes, a.blunders FROM pgmate.game_accuracy a JOIN pgmate.games g ON g.id = a.game WHERE a.limits = 'nodes=100000' AND g.event IN ('Immortal Game', 'Opera Game', 'Evergreen Game') ORDER BY g.event, a.side DESC;"
+  sql "CALL pgmate.analyse('SELECT id FROM pgmate.games WHERE event = ''Opera Game''', '\"uci:/usr/games/stockfish\"', '{\"nodes\": 100000}');   -- in SQL: nothing new to evaluate"
   say "pgmate export --evals --where \"event = 'Opera Game'\"   # PGN with [%eval] comments, as lichess writes it"
-  "$pgmate" export --db "dbname=pgmate" --evals --engine "Stockfish 15.1" --limits nodes=200000 --where "event = 'Opera Game'"
+  "$pgmate" export --db "dbname=pgmate" --evals --engine "Stockfish 15.1" --limits nodes=100000 --where "event = 'Opera Game'"
 else
   echo "(Stockfish missing: the analysis is skipped)"
 fi

@@ -9,6 +9,11 @@ SELECT round(pgmate.win_percent(0)::numeric, 6) AS even, round(pgmate.win_percen
 SELECT round(pgmate.move_accuracy(60, 40)::numeric, 6) AS drop_20, pgmate.move_accuracy(40, 60) AS gain,
        round(pgmate.move_accuracy(90, 10)::numeric, 6) AS drop_80;
 SELECT x AS chances_lost, pgmate.move_class(x) FROM unnest('{0.05,0.1,0.19,0.2,0.29,0.3,0.9}'::float8[]) x;
+-- mates: lichess's rules (mover's view: into a mate from -6.75 and from -12, a mate let slip, a mate given)
+SELECT pgmate.move_judgement(-675, NULL, NULL, -2) AS into_mate, pgmate.move_judgement(-1200, NULL, NULL, -5) AS lost_anyway,
+       pgmate.move_judgement(NULL, 3, 800, NULL) AS mate_missed, pgmate.move_judgement(NULL, 3, NULL, -1) AS mate_turned,
+       pgmate.move_judgement(NULL, 1, NULL, 0) AS mated_them, pgmate.move_judgement(25, NULL, -150, NULL) AS centipawns,
+       pgmate.move_judgement(NULL, NULL, 10, NULL) AS unknown;
 SELECT pgmate.eval_cp(NULL, 3) AS mates, pgmate.eval_cp(NULL, -1) AS mated, pgmate.eval_cp(NULL, 0) AS checkmated,
        pgmate.eval_cp(1500, NULL) AS clamped, pgmate.eval_cp(-31, NULL) AS plain;
 SELECT side, round(accuracy::numeric, 6) AS accuracy, acpl, moves

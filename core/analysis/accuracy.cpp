@@ -28,6 +28,18 @@ std::string_view move_class(double chances_lost) {
   return "";
 }
 
+std::string_view move_class(const Score& before, const Score& after) {
+  if (!before.mate && !after.mate)
+    return move_class((win_percent(clamped_cp(before)) - win_percent(clamped_cp(after))) / 50);
+  // lila's MateAdvice: the centipawns of a mate score count as 0 there.
+  const int cp_before = before.mate ? 0 : before.value, cp_after = after.mate ? 0 : after.value;
+  const bool mate_created = !before.mate && after.mate && after.value < 0;
+  const bool mate_lost = before.mate && before.value > 0 && (!after.mate || after.value < 0);
+  if (mate_created) return cp_before < -999 ? "inaccuracy" : cp_before < -700 ? "mistake" : "blunder";
+  if (mate_lost) return cp_after > 999 ? "inaccuracy" : cp_after > 700 ? "mistake" : "blunder";
+  return "";
+}
+
 namespace {
 
 double population_stddev(const double* begin, const double* end) {

@@ -7,7 +7,12 @@
 //   move accuracy %  = 103.1668100711649 * exp(-0.04354415386753951 * (win%before - win%after))
 //                      - 3.166924740191411 + 1, clamped to [0, 100]; 100 when win% did not drop
 //   class            = by the drop in winning chances (win% / 50 - 1, in [-1, 1]) the move
-//                      caused: >= 0.3 blunder, >= 0.2 mistake, >= 0.1 inaccuracy
+//                      caused: >= 0.3 blunder, >= 0.2 mistake, >= 0.1 inaccuracy; where a
+//                      mate score is before or after the move, by lichess's mate rules: a
+//                      move into a forced mate against the mover is an inaccuracy from below
+//                      -9.99, a mistake from below -7.00, else a blunder; a move that loses
+//                      the mover's forced mate is an inaccuracy when it still leaves more than
+//                      +9.99, a mistake above +7.00, else a blunder
 //   game accuracy    = per side, the mean of (a) the mean of its moves' accuracies, each weighted
 //                      by the standard deviation of win% (White's view) over a window of
 //                      positions around it, clamped to [0.5, 12], and (b) their harmonic mean
@@ -15,8 +20,6 @@
 //                      2 to 8 (n: the moves analysed), and the first moves share the first window.
 //   ACPL             = the mean over a side's moves of max(0, cp before - cp after), both from
 //                      the mover's view, clamped to +-1000, mates as +-1000.
-// lichess's mate judgements (a missed or a walked-into mate) are counted here through the
-// +-1000 clamp only.
 #pragma once
 
 #include <optional>
@@ -36,6 +39,9 @@ double move_accuracy(double win_before, double win_after);  // both from the mov
 // "blunder", "mistake", "inaccuracy" or "" for a move that lost this many winning chances
 // (in [-1, 1] units: win% / 50).
 std::string_view move_class(double chances_lost);
+// The same for a move from its scores before and after, both from the mover's view (a mate
+// score > 0: the mover mates; after a move that mates, mate 0), with the mate rules.
+std::string_view move_class(const Score& before, const Score& after);
 
 struct SideAccuracy {
   double accuracy = 0;     // percent

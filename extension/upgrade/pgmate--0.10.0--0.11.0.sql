@@ -98,6 +98,10 @@ CREATE FUNCTION pgmate.move_class(chances_lost float8) RETURNS text
   AS 'MODULE_PATHNAME', 'analysis_move_class' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION pgmate.move_class(float8) IS
   'lichess''s judgement of a move by the winning chances it lost (win% / 50): blunder >= 0.3, mistake >= 0.2, inaccuracy >= 0.1, else NULL';
+CREATE FUNCTION pgmate.move_judgement(cp_before int, mate_before int, cp_after int, mate_after int) RETURNS text
+  AS 'MODULE_PATHNAME', 'analysis_move_judgement' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION pgmate.move_judgement(int, int, int, int) IS
+  'lichess''s judgement of a move from its scores before and after (mover''s view, mate > 0: the mover mates; 0 after: it mated): move_class by chances lost, and lichess''s rules for a mate walked into or let slip; NULL for none';
 CREATE FUNCTION pgmate.accuracy_of_game(cps int[], white_first bool,
     OUT side text, OUT accuracy float8, OUT acpl float8, OUT moves int) RETURNS SETOF record
   AS 'MODULE_PATHNAME', 'analysis_accuracy_of_game' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE ROWS 2;
@@ -115,7 +119,7 @@ CREATE VIEW pgmate.move_evals AS
          w.win_before, w.win_after,
          (w.win_before - w.win_after) / 50 AS chances_lost,
          pgmate.move_accuracy(w.win_before, w.win_after) AS accuracy,
-         pgmate.move_class((w.win_before - w.win_after) / 50) AS class,
+         pgmate.move_judgement(b.score_cp, b.mate, -a.score_cp, CASE WHEN a.mate IS NOT NULL THEN -a.mate END) AS class,
          CASE WHEN b.best_move <> p.move THEN b.best_move END AS best_move,
          CASE WHEN b.best_move <> p.move THEN @extschema@.san(p.board, b.best_move) END AS best_san
   FROM pgmate.games g

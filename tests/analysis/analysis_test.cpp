@@ -140,6 +140,19 @@ TEST(Accuracy, LichessFormulasByHand) {
   EXPECT_EQ(move_class(0.25), "mistake");
   EXPECT_EQ(move_class(0.1), "inaccuracy");
   EXPECT_EQ(move_class(0.099), "");
+  // Mates, by lichess's rules (mover's view).
+  EXPECT_EQ(move_class(Score{false, -750}, Score{true, -2}), "mistake");     // into a mate from -7.50
+  EXPECT_EQ(move_class(Score{false, -675}, Score{true, -2}), "blunder");     // from -6.75
+  EXPECT_EQ(move_class(Score{false, -1200}, Score{true, -5}), "inaccuracy");  // lost anyway
+  EXPECT_EQ(move_class(Score{false, 50}, Score{true, -3}), "blunder");
+  EXPECT_EQ(move_class(Score{true, 3}, Score{false, 1500}), "inaccuracy");    // the mate missed, still winning
+  EXPECT_EQ(move_class(Score{true, 3}, Score{false, 800}), "mistake");
+  EXPECT_EQ(move_class(Score{true, 3}, Score{false, 100}), "blunder");
+  EXPECT_EQ(move_class(Score{true, 3}, Score{true, -1}), "blunder");
+  EXPECT_EQ(move_class(Score{true, 3}, Score{true, 2}), "");                  // on with the mate
+  EXPECT_EQ(move_class(Score{true, 1}, Score{true, 0}), "");                  // it mated
+  EXPECT_EQ(move_class(Score{true, -3}, Score{true, -2}), "");                // mated anyway
+  EXPECT_EQ(move_class(Score{false, 25}, Score{false, -150}), "blunder");     // centipawns: chances
   EXPECT_EQ(clamped_cp(Score{true, -4}), -1000);
   EXPECT_EQ(clamped_cp(Score{false, 1500}), 1000);
 }
