@@ -1,5 +1,6 @@
 // pgmate analyse: every position of the selected games evaluated once by a UCI engine, one
-// process per job on this machine (core/analysis drives them), the evaluations stored in
+// process per job on this machine (core/analysis drives them), or by a network of
+// pgmate.networks on pgmate-worker (net:ID:S, many searches batched), the evaluations stored in
 // pgmate.position_evals as they come (a save every second: a stop loses at most the positions
 // in flight and the last second's). Games are planned a chunk at a time by the extension's
 // pgmate.analysis_positions, which leaves out what is stored already: a second run, or one
@@ -17,12 +18,17 @@
 
 #include "analysis/analyser.h"
 #include "analysis/evaluation.h"
+#include "analysis/network_analyser.h"
+#include "client/worker_evaluator.h"
 #include "arena/player_spec.h"
 #include "args.h"
 #include "chess/fen.h"
 #include "commands.h"
+#include "common/text.h"
 #include "db.h"
 #include "interrupt.h"
+#include "selfplay_store.h"
+#include "worker_connection.h"
 
 namespace pgmate::cli {
 
@@ -31,13 +37,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
-
-std::string duration_text(double seconds) {
-  const long s = long(seconds + 0.5);
-  if (s >= 3600) return std::to_string(s / 3600) + "h" + std::to_string(s / 60 % 60) + "m";
-  if (s >= 60) return std::to_string(s / 60) + "m" + std::to_string(s % 60) + "s";
-  return std::to_string(s) + "s";
-}
 
 std::string id_array(const std::vector<std::int64_t>& ids, std::size_t begin, std::size_t end) {
   std::string out = "{";
@@ -48,8 +47,8 @@ std::string id_array(const std::vector<std::int64_t>& ids, std::size_t begin, st
 }  // namespace
 
 int analyse_command(const std::vector<std::string>& args) {
-  std::string conninfo, where = "true", engine_spec;
-  int jobs = 1, multipv = 1, hash = 16, chunk = 1000;
+  std::string conninfo, where = "true", engine_spec, worker_address;
+  int jobs = 1, multipv = 1, hash = 16, chunk = 1000, parallel = 64;
   arena::UciLimits limits;
   bool limit_given = false;
   for (std::size_t i = 0; i < args.size(); ++i) {
@@ -65,6 +64,8 @@ int analyse_command(const std::vector<std::string>& args) {
     else if (a == "--multipv") multipv = parse_count(value(), a, 1, 64);
     else if (a == "--hash") hash = parse_count(value(), a, 1, 65536);
     else if (a == "--chunk") chunk = parse_count(value(), a, 1, 1000000);
+    else if (a == "--parallel") parallel = parse_count(value(), a, 1, 4096);
+    else if (a == "--worker") worker_address = value();
     else if (a == "--nodes") limits.nodes = parse_count(value(), a, 1, 2000000000), limit_given = true;
     else if (a == "--depth") limits.depth = parse_count(value(), a, 1, 255), limit_given = true;
     else if (a == "--movetime") limits.movetime_ms = parse_count(value(), a, 1, 3600000), limit_given = true;
@@ -78,28 +79,55 @@ int analyse_command(const std::vector<std::string>& args) {
   } catch (const std::invalid_argument& e) {
     throw UsageError(e.what());
   }
-  if (spec.type != arena::PlayerType::kUci)
-    throw UsageError("--engine: analysis takes a UCI engine (uci:COMMAND[:KEY=VALUE,...])");
-  analysis::AnalyserConfig config = analysis::analyser_config(spec);
-  if (limit_given) config.limits = limits;
-  config.jobs = jobs;
-  config.multipv = multipv;
-  config.hash_mb = hash;
-  config.interrupt_check = [] { stop_if_interrupted(); };
+  const bool network = spec.type == arena::PlayerType::kNetwork;
+  if (!network && spec.type != arena::PlayerType::kUci)
+    throw UsageError("--engine: analysis takes a UCI engine (uci:COMMAND[:KEY=VALUE,...]) or a network (net:ID:S)");
+  if (network && (limit_given || multipv > 1))
+    throw UsageError("--nodes, --depth, --movetime and --multipv are for UCI engines: a network searches the "
+                     "simulations of its spec (net:ID:S)");
 
   auto conn = connect_db(conninfo);
   require_table(*conn, "pgmate.position_evals");
   InterruptScope interrupt_scope;
+  // The engine: UCI processes, or a network on the worker.
   std::unique_ptr<analysis::Analyser> analyser;
-  try {
-    analyser = std::make_unique<analysis::Analyser>(config);
-  } catch (const arena::UciError& e) {
-    std::cerr << "pgmate analyse: " << e.what() << '\n';
-    return 1;
-  } catch (const std::invalid_argument& e) {
-    throw UsageError(e.what());
+  std::unique_ptr<worker::WorkerClient> worker_client;
+  std::unique_ptr<worker::WorkerEvaluator> evaluator;
+  std::unique_ptr<analysis::NetworkAnalyser> network_analyser;
+  std::string engine, limits_text;
+  if (network) {
+    const worker::NetworkKey key = db_network_key(*conn, spec.network);
+    if (worker_address.empty()) worker_address = db_worker_address(*conn, kWorkerHint);
+    worker_client = connect_worker(worker_address);
+    worker::WorkerClient& c = *worker_client;
+    pqxx::connection& db = *conn;
+    evaluator = std::make_unique<worker::WorkerEvaluator>(
+        c, key, [&db, &c](const worker::NetworkKey& k) { db_load_network(db, c, k); });
+    analysis::NetworkAnalyserConfig nc;
+    nc.search = spec.search;
+    nc.parallel = parallel;
+    network_analyser = std::make_unique<analysis::NetworkAnalyser>(*evaluator, nc);
+    // The network's identity: its row and the hash of its weights.
+    engine = "pgmate network " + std::to_string(spec.network) + " (" + key.sha256_hex().substr(0, 16) + ")";
+    limits_text = analysis::network_limits_text(spec);
+  } else {
+    analysis::AnalyserConfig config = analysis::analyser_config(spec);
+    if (limit_given) config.limits = limits;
+    config.jobs = jobs;
+    config.multipv = multipv;
+    config.hash_mb = hash;
+    config.interrupt_check = [] { stop_if_interrupted(); };
+    try {
+      analyser = std::make_unique<analysis::Analyser>(config);
+    } catch (const arena::UciError& e) {
+      std::cerr << "pgmate analyse: " << e.what() << '\n';
+      return 1;
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(e.what());
+    }
+    engine = analyser->engine_name();
+    limits_text = analyser->limits();
   }
-  const std::string engine = analyser->engine_name(), limits_text = analyser->limits();
   const bool with_lines = multipv > 1;
 
   std::vector<std::int64_t> ids;
@@ -108,8 +136,9 @@ int analyse_command(const std::vector<std::string>& args) {
     for (const auto& row : tx.exec("SELECT id FROM pgmate.games g WHERE (" + where + ") ORDER BY id"))
       ids.push_back(row[0].as<std::int64_t>());
   });
-  std::cerr << "pgmate analyse: " << ids.size() << " games, " << engine << " at " << limits_text << ", " << jobs
-            << (jobs == 1 ? " job" : " jobs") << '\n';
+  std::cerr << "pgmate analyse: " << ids.size() << " games, " << engine << " at " << limits_text << ", "
+            << (network ? std::to_string(parallel) + " searches at once" : std::to_string(jobs) + (jobs == 1 ? " job" : " jobs"))
+            << '\n';
 
   const bool tty = isatty(STDERR_FILENO);
   std::string pending;
@@ -146,36 +175,39 @@ int analyse_command(const std::vector<std::string>& args) {
       });
       planned += std::int64_t(positions.size());
       std::int64_t chunk_done = 0;
-      analyser->run(
-          positions,
-          [&](std::size_t i, analysis::PositionEval&& e) {
-            ++chunk_done;
-            if (pending_rows) pending += ',';
-            pending += analysis::eval_json(positions[i], e, with_lines);
-            ++pending_rows;
-          },
-          [&](std::size_t i, const std::string& message) {
-            ++chunk_done;
-            if (++failed <= 20) {
-              if (tty) std::cerr << "\r\x1b[K";
-              std::cerr << "pgmate analyse: gave up on " << chess::to_fen(positions[i]) << ": " << message << '\n';
-            }
-          },
-          [&] {
-            if (pending_rows >= 256 || (pending_rows && seconds_since(last_save) >= 1)) save();
-            if (seconds_since(last_line) >= (tty ? 0.5 : 10.0)) {
-              const double elapsed = seconds_since(started);
-              const double share =
-                  (double(begin) + double(end - begin) * double(chunk_done) / double(std::max<std::size_t>(1, positions.size()))) /
-                  double(ids.size());
-              const double rate = double(saved + pending_rows) / std::max(1e-9, elapsed);
-              std::cerr << (tty ? "\r" : "") << saved + pending_rows << " positions, " << fixed(rate, 1) << "/s, "
-                        << fixed(100 * share, 1) << "% of the games, about "
-                        << duration_text(share > 0 ? elapsed / share - elapsed : 0) << " left"
-                        << (tty ? "\x1b[K" : "\n") << std::flush;
-              last_line = Clock::now();
-            }
-          });
+      const auto done = [&](std::size_t i, analysis::PositionEval&& e) {
+        ++chunk_done;
+        if (pending_rows) pending += ',';
+        pending += analysis::eval_json(positions[i], e, with_lines);
+        ++pending_rows;
+      };
+      const auto give_up = [&](std::size_t i, const std::string& message) {
+        ++chunk_done;
+        if (++failed <= 20) {
+          if (tty) std::cerr << "\r\x1b[K";
+          std::cerr << "pgmate analyse: gave up on " << chess::to_fen(positions[i]) << ": " << message << '\n';
+        }
+      };
+      const auto tick = [&] {
+        if (pending_rows >= 256 || (pending_rows && seconds_since(last_save) >= 1)) save();
+        if (seconds_since(last_line) >= (tty ? 0.5 : 10.0)) {
+          const double elapsed = seconds_since(started);
+          const double share =
+              (double(begin) + double(end - begin) * double(chunk_done) / double(std::max<std::size_t>(1, positions.size()))) /
+              double(ids.size());
+          const double rate = double(saved + pending_rows) / std::max(1e-9, elapsed);
+          std::cerr << (tty ? "\r" : "") << saved + pending_rows << " positions, " << fixed(rate, 1) << "/s, "
+                    << fixed(100 * share, 1) << "% of the games, about "
+                    << duration_text(share > 0 ? elapsed / share - elapsed : 0) << " left"
+                    << (tty ? "\x1b[K" : "\n") << std::flush;
+          last_line = Clock::now();
+        }
+        stop_if_interrupted();
+      };
+      if (network)
+        network_analyser->run(positions, done, tick);
+      else
+        analyser->run(positions, done, give_up, tick);
       save();
       games_done = end;
     }
@@ -193,7 +225,7 @@ int analyse_command(const std::vector<std::string>& args) {
             << engine << " at " << limits_text << " in " << duration_text(elapsed) << " ("
             << fixed(double(saved) / std::max(1e-9, elapsed), 1) << " positions/s)";
   if (failed) std::cout << ", " << failed << " given up";
-  if (const std::int64_t restarts = analyser->stats().restarts)
+  if (const std::int64_t restarts = analyser ? analyser->stats().restarts : 0)
     std::cout << ", " << restarts << (restarts == 1 ? " engine" : " engines") << " replaced";
   std::cout << '\n';
   if (positions_seen)

@@ -29,6 +29,7 @@
 #include "client/worker_client.h"
 #include "client/worker_evaluator.h"
 #include "commands.h"
+#include "worker_connection.h"
 #include "interrupt.h"
 #include "mcts/random.h"
 
@@ -219,18 +220,7 @@ int run_arena(Options o) {
   auto evaluator_for = [&](const arena::PlayerSpec& spec) -> mcts::Evaluator& {
     if (!client) {
       if (o.worker_address.empty()) o.worker_address = store->worker_address();
-      worker::ClientOptions co;
-      co.address = o.worker_address;
-      if (const char* token = std::getenv("PGMATE_WORKER_TOKEN")) co.token = token;
-      co.poll = [] {
-        stop_if_interrupted();
-      };
-      try {
-        client = std::make_unique<worker::WorkerClient>(co);
-      } catch (const worker::WorkerUnavailable& e) {
-        throw std::runtime_error("cannot reach pgmate-worker at " + o.worker_address + ": " + e.what() + "; " +
-                                 kWorkerHint);
-      }
+      client = connect_worker(o.worker_address);
     }
     worker::WorkerClient& c = *client;
     ArenaStore& s = *store;

@@ -32,6 +32,7 @@
 #include "mcts/selfplay.h"
 #include "nn/network_config.h"
 #include "selfplay_store.h"
+#include "worker_connection.h"
 
 namespace pgmate::cli {
 
@@ -154,18 +155,6 @@ worker::NetworkKey unstored_network_key(const std::string& weights) {
   key.id = 1;
   key.sha256 = sha256(weights);
   return key;
-}
-
-std::unique_ptr<worker::WorkerClient> connect_worker(const std::string& address) {
-  worker::ClientOptions co;
-  co.address = address;
-  if (const char* token = std::getenv("PGMATE_WORKER_TOKEN")) co.token = token;  // TCP workers need it
-  co.poll = [] { stop_if_interrupted(); };
-  try {
-    return std::make_unique<worker::WorkerClient>(co);
-  } catch (const worker::WorkerUnavailable& e) {
-    throw std::runtime_error("cannot reach pgmate-worker at " + address + ": " + e.what() + "; " + kWorkerHint);
-  }
 }
 
 struct Options {

@@ -10,11 +10,15 @@
 #include "analysis/accuracy.h"
 #include "analysis/analyser.h"
 #include "analysis/evaluation.h"
+#include "analysis/network_analyser.h"
 #include "arena/uci_engine.h"
+#include "client/worker_evaluator.h"
 #include "chess/fen.h"
 #include "common/text.h"
 #include "datum.h"
+#include "networks.h"
 #include "procedure.h"
+#include "worker_link.h"
 
 extern "C" {
 #include "access/xact.h"
@@ -88,13 +92,6 @@ using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
-std::string duration_text(double seconds) {
-  const long s = long(seconds + 0.5);
-  if (s >= 3600) return std::to_string(s / 3600) + "h" + std::to_string(s / 60 % 60) + "m";
-  if (s >= 60) return std::to_string(s / 60) + "m" + std::to_string(s % 60) + "s";
-  return std::to_string(s) + "s";
-}
-
 void notice(const std::string& text) { pg::pg_call([&] { ereport(NOTICE, (errmsg("%s", text.c_str()))); }); }
 
 // The game ids the caller's query returns (its first column, bigint or int).
@@ -140,16 +137,19 @@ PGMATE_FUNCTION(analyse_procedure) {
   const bool commit_as_we_go = nonatomic && !IsSubTransaction();
 
   const arena::PlayerSpec spec = pg::player_spec_of_jsonb(PG_GETARG_DATUM(1), "engine");
-  if (spec.type != arena::PlayerType::kUci)
+  const bool network = spec.type == arena::PlayerType::kNetwork;
+  if (!network && spec.type != arena::PlayerType::kUci)
     throw pg::SqlError(ERRCODE_INVALID_PARAMETER_VALUE,
-                       "engine: analysis takes a UCI engine, such as '\"uci:/usr/games/stockfish\"'");
+                       "engine: analysis takes a UCI engine, such as '\"uci:/usr/games/stockfish\"', or a network, "
+                       "such as '\"net:3:64\"'");
   // A UCI engine is a program run on the server, as COPY ... PROGRAM runs one.
-  if (!pg::pg_call([] { return has_privs_of_role(GetUserId(), ROLE_PG_EXECUTE_SERVER_PROGRAM); }))
+  if (!network && !pg::pg_call([] { return has_privs_of_role(GetUserId(), ROLE_PG_EXECUTE_SERVER_PROGRAM); }))
     throw pg::SqlError(ERRCODE_INSUFFICIENT_PRIVILEGE,
                        "an analysis runs a program on the server: only superusers and members of "
                        "pg_execute_server_program may run one");
-  analysis::AnalyserConfig config = analysis::analyser_config(spec);
-  int chunk = 1000;
+  analysis::AnalyserConfig config;
+  if (!network) config = analysis::analyser_config(spec);
+  int chunk = 1000, parallel = 64;
   bool limit_given = false;
   arena::UciLimits limits;
   if (!PG_ARGISNULL(2)) {
@@ -184,28 +184,56 @@ PGMATE_FUNCTION(analyse_procedure) {
         config.hash_mb = int(number(1, 65536));
       } else if (o.key == "chunk") {
         chunk = int(number(1, 1000000));
+      } else if (o.key == "parallel") {
+        parallel = int(number(1, 4096));
       } else {
         throw pg::SqlError(ERRCODE_INVALID_PARAMETER_VALUE,
                            "unknown option " + quote_input(o.key, 64) +
-                               " (options: nodes, depth, movetime, multipv, jobs, hash, chunk)");
+                               " (options: nodes, depth, movetime, multipv, jobs, hash, chunk; parallel for a network)");
       }
     }
   }
+  if (network && (limit_given || config.multipv > 1))
+    throw pg::SqlError(ERRCODE_INVALID_PARAMETER_VALUE,
+                       "options nodes, depth, movetime and multipv are for UCI engines: a network searches the "
+                       "simulations of its spec (net:ID:S)");
   if (limit_given) config.limits = limits;
   config.interrupt_check = [] { pg::check_for_interrupts(); };
 
   const std::vector<std::int64_t> ids = game_ids(games_query);
-  pg::kill_engines_when_the_backend_exits();
+  // The engine: UCI processes run by this backend, or the network on the worker.
   std::unique_ptr<analysis::Analyser> analyser;
-  try {
-    analyser = std::make_unique<analysis::Analyser>(config);
-  } catch (const arena::UciError& e) {
-    throw pg::SqlError(ERRCODE_EXTERNAL_ROUTINE_EXCEPTION, e.what());
-  } catch (const std::invalid_argument& e) {
-    throw pg::SqlError(ERRCODE_INVALID_PARAMETER_VALUE, e.what());
+  std::unique_ptr<worker::WorkerEvaluator> evaluator;
+  std::unique_ptr<analysis::NetworkAnalyser> network_analyser;
+  std::string engine, limits_text;
+  if (network) {
+    const worker::NetworkKey key = pg::network_key(spec.network);  // checks the caller may read it
+    worker::WorkerClient* client = nullptr;
+    try {
+      client = &pg::worker_client();
+    } catch (...) {
+      pg::rethrow_worker_failure();
+    }
+    evaluator = std::make_unique<worker::WorkerEvaluator>(
+        *client, key, [client](const worker::NetworkKey& k) { pg::load_network_into(*client, k, true); });
+    analysis::NetworkAnalyserConfig nc;
+    nc.search = spec.search;
+    nc.parallel = parallel;
+    network_analyser = std::make_unique<analysis::NetworkAnalyser>(*evaluator, nc);
+    engine = "pgmate network " + std::to_string(spec.network) + " (" + key.sha256_hex().substr(0, 16) + ")";
+    limits_text = analysis::network_limits_text(spec);
+  } else {
+    pg::kill_engines_when_the_backend_exits();
+    try {
+      analyser = std::make_unique<analysis::Analyser>(config);
+    } catch (const arena::UciError& e) {
+      throw pg::SqlError(ERRCODE_EXTERNAL_ROUTINE_EXCEPTION, e.what());
+    } catch (const std::invalid_argument& e) {
+      throw pg::SqlError(ERRCODE_INVALID_PARAMETER_VALUE, e.what());
+    }
+    engine = analyser->engine_name();
+    limits_text = analyser->limits();
   }
-  const std::string engine = analyser->engine_name();
-  const std::string limits_text = analyser->limits();
   const bool with_lines = config.multipv > 1;
 
   std::string pending;  // a JSON array's elements, not yet saved
@@ -245,20 +273,18 @@ PGMATE_FUNCTION(analyse_procedure) {
     }
     if (positions.empty()) continue;
     std::int64_t chunk_done = 0;
+    const auto done = [&](std::size_t i, analysis::PositionEval&& e) {
+      ++chunk_done;
+      if (pending_rows) pending += ',';
+      pending += analysis::eval_json(positions[i], e, with_lines);
+      ++pending_rows;
+    };
+    const auto give_up = [&](std::size_t i, const std::string& message) {
+      ++chunk_done;
+      if (++failed <= 5) notice("analyse: gave up on " + chess::to_fen(positions[i]) + ": " + message);
+    };
     try {
-      analyser->run(
-          positions,
-          [&](std::size_t i, analysis::PositionEval&& e) {
-            ++chunk_done;
-            if (pending_rows) pending += ',';
-            pending += analysis::eval_json(positions[i], e, with_lines);
-            ++pending_rows;
-          },
-          [&](std::size_t i, const std::string& message) {
-            ++chunk_done;
-            if (++failed <= 5) notice("analyse: gave up on " + chess::to_fen(positions[i]) + ": " + message);
-          },
-          [&] {
+      const auto tick = [&] {
             if (pending_rows >= 256 || (pending_rows && seconds_since(last_save) >= 1)) save();
             if (seconds_since(last_notice) >= 10) {
               const double elapsed = seconds_since(started);
@@ -272,10 +298,18 @@ PGMATE_FUNCTION(analyse_procedure) {
                      duration_text(share > 0 ? elapsed / share - elapsed : 0) + " left");
               last_notice = Clock::now();
             }
-          });
+            pg::check_for_interrupts();
+          };
+      if (network)
+        network_analyser->run(positions, done, tick);
+      else
+        analyser->run(positions, done, give_up, tick);
     } catch (const arena::UciError& e) {
       save();
       throw pg::SqlError(ERRCODE_EXTERNAL_ROUTINE_EXCEPTION, e.what());
+    } catch (...) {
+      if (network) pg::rethrow_worker_failure();  // worker failures -> 08006; others unchanged
+      throw;
     }
     save();
   }

@@ -108,4 +108,13 @@ inline std::string escape_text(std::string_view s, std::size_t max_chars = std::
   return out;
 }
 
+// A duration for progress lines: "42s", "3m07s", "2h05m".
+inline std::string duration_text(double seconds) {
+  const long s = seconds > 0 ? long(seconds + 0.5) : 0;
+  const auto two = [](long v) { return (v < 10 ? "0" : "") + std::to_string(v); };
+  if (s >= 3600) return std::to_string(s / 3600) + "h" + two(s / 60 % 60) + "m";
+  if (s >= 60) return std::to_string(s / 60) + "m" + two(s % 60) + "s";
+  return std::to_string(s) + "s";
+}
+
 }  // namespace pgmate

@@ -288,3 +288,97 @@ TEST(Analyser, AnEngineThatNeverStartsEndsTheRun) {
   c.limits.nodes = 1;
   EXPECT_THROW(Analyser{c}, arena::UciError);
 }
+
+// ---- a network's analysis (a function standing in for the worker's network)
+
+#include "analysis/network_analyser.h"
+#include "chess/movegen.h"
+#include "mcts/evaluator.h"
+
+namespace {
+
+// Priors that prefer captures, a value that counts material: enough to check the plumbing.
+mcts::EvalResult material_eval(const mcts::EvalRequest& r) {
+  mcts::EvalResult out;
+  const chess::Board& b = r.history.front();
+  static constexpr int kValue[] = {1, 3, 3, 5, 9, 0};
+  int balance = 0;
+  for (int t = 0; t < 6; ++t)
+    balance += kValue[t] * (chess::popcount(b.pieces(b.side, chess::PieceType(t))) -
+                            chess::popcount(b.pieces(~b.side, chess::PieceType(t))));
+  const float v = std::tanh(balance / 5.0f);
+  out.draw = 0.2f;
+  out.win = (1 - out.draw + v) / 2;
+  out.loss = 1 - out.draw - out.win;
+  float total = 0;
+  for (const chess::Move m : r.moves) {
+    const float p = b.piece_on(m.to()) != chess::kNoPiece ? 5.0f : 1.0f;
+    out.priors.push_back(p);
+    total += p;
+  }
+  for (float& p : out.priors) p /= total;
+  return out;
+}
+
+}  // namespace
+
+TEST(NetworkAnalysis, ScoreOfValueFollowsLichessCurve) {
+  EXPECT_EQ(score_of_value(0), (Score{false, 0}));
+  EXPECT_EQ(score_of_value(1), (Score{false, 1000}));
+  EXPECT_EQ(score_of_value(-1), (Score{false, -1000}));
+  // The inverse of win%: a value v is win% 50 + 50 v.
+  const Score s = score_of_value(0.3f);
+  EXPECT_NEAR(win_percent(s.value), 65, 0.1);
+}
+
+TEST(NetworkAnalysis, LimitsNameTheSearch) {
+  EXPECT_EQ(network_limits_text(arena::parse_player_spec("net:3:64")), "simulations=64");
+  EXPECT_EQ(network_limits_text(arena::parse_player_spec("net:3:1")), "simulations=1");
+  EXPECT_EQ(network_limits_text(arena::parse_player_spec("net:3:32:c_puct=2")), "simulations=32,c_puct=2");
+}
+
+TEST(NetworkAnalysis, BatchesManySearchesAndFindsTheMate) {
+  mcts::FunctionEvaluator evaluator(material_eval, "material");
+  NetworkAnalyserConfig config;
+  config.search.simulations = 64;
+  config.parallel = 4;
+  NetworkAnalyser analyser(evaluator, config);
+  const std::vector<chess::Board> positions = {
+      start(),
+      chess::parse_fen("6k1/5ppp/8/8/8/8/5PPP/3R2K1 w - - 0 1"),                        // Rd8#
+      chess::parse_fen("rnb1kbnr/pppp1ppp/8/4p3/6Pq/5P2/PPPPP2P/RNBQKBNR w KQkq - 1 3"),  // mated
+      chess::parse_fen("r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3"),
+      chess::parse_fen("4k3/8/8/8/8/8/3q4/4K3 w - - 0 1"),                              // Kxd2
+  };
+  std::map<std::size_t, PositionEval> got;
+  int ticks = 0;
+  analyser.run(positions, [&](std::size_t i, PositionEval&& e) { got[i] = std::move(e); }, [&] { ++ticks; });
+  ASSERT_EQ(got.size(), positions.size());
+  EXPECT_EQ(got[1].score(), (Score{true, 1}));
+  EXPECT_EQ(chess::to_uci(got[1].best), "d1d8");
+  EXPECT_EQ(got[2].score(), (Score{true, 0}));
+  EXPECT_EQ(chess::to_uci(got[4].best), "e1d2");
+  for (const auto& [i, e] : got) {
+    EXPECT_EQ(e.wdl.win + e.wdl.draw + e.wdl.loss, 1000) << i;
+    if (i != 2) EXPECT_EQ(e.nodes, 64) << i;
+  }
+  // Leaves of several searches share a batch: fewer batches than evaluations.
+  EXPECT_LT(evaluator.batches() * 2, analyser.evaluations());
+  EXPECT_GT(ticks, 0);
+}
+
+TEST(NetworkAnalysis, OneSimulationIsThePolicysTopMove) {
+  mcts::FunctionEvaluator evaluator(material_eval, "material");
+  NetworkAnalyserConfig config;
+  config.search.simulations = 1;
+  NetworkAnalyser analyser(evaluator, config);
+  std::vector<PositionEval> got;
+  // The only capture has the highest prior.
+  analyser.run({chess::parse_fen("4k3/8/8/8/8/8/3q4/4K3 w - - 0 1")},
+               [&](std::size_t, PositionEval&& e) { got.push_back(std::move(e)); }, {});
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(chess::to_uci(got[0].best), "e1d2");
+  EXPECT_EQ(analyser.evaluations(), 1);
+  // One evaluation of a queen down: the network's own value.
+  EXPECT_LT(got[0].score().value, -500);
+}
