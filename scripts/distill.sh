@@ -97,7 +97,7 @@ if [ "$ladder_games" -gt 0 ]; then
   for sims in 1 64; do
     for net in "$pretrained" "$distilled"; do
       say "ladder: net:$net:$sims against Stockfish Skill Level 0, $ladder_games games"
-      python3 bench/ladder "net:$net:$sims" --db "$db" --levels 0 --games "$ladder_games" --parallel 2 --markdown
+      python3 bench/ladder "net:$net:$sims" --db "$db" --levels 0 --games "$ladder_games" --markdown
     done
   done
 fi

@@ -234,7 +234,7 @@ COMMENT ON FUNCTION pgmate.save_position_evals(text, text, jsonb) IS
 CREATE PROCEDURE pgmate.analyse(games text, engine jsonb, options jsonb DEFAULT '{}')
   AS 'MODULE_PATHNAME', 'analyse_procedure' LANGUAGE C;
 COMMENT ON PROCEDURE pgmate.analyse(text, jsonb, jsonb) IS
-  'evaluates every position of the games a query returns (their ids, first column) with a UCI engine run on the server; options: nodes, depth, movetime, multipv, jobs, hash, chunk';
+  'evaluates every position of the games a query returns (their ids, first column) with a UCI engine run on the server or a network on the worker (net:ID:S); options: nodes, depth, movetime, multipv, jobs, hash, chunk, parallel';
 
 -- PGN with the evaluations, as lichess exports an analysed game: after each move a comment
 -- with its [%eval] (White's view, pawns or #moves to mate), the clock ([%clk]) when the game

@@ -130,6 +130,24 @@ check_match "no engine: message" "$out" "cannot be started"
 out=$("$PGMATE" analyse --db "$db" --engine "random" 2>&1)
 check "not uci: exit" "$?" 2
 
+# ---- a network on the worker: the client's searches and the procedure's, batched
+if [ "$(q "SELECT pgmate.wait_for_worker('60 s')")" = t ]; then
+  net=$(q "SELECT pgmate.init_network('analyse-test', '{\"preset\": \"tiny\"}', seed => 1)")
+  out=$("$PGMATE" analyse --db "$db" --where "id <= 2" --engine "net:$net:4" --parallel 16 2>&1)
+  check "network: exit" "$?" 0
+  net_evals() { q "SELECT count(*) FROM pgmate.position_evals WHERE engine LIKE 'pgmate network $net %' AND limits = 'simulations=4'"; }
+  check "network: each position once" "$(net_evals)" "$(distinct_positions "g.id <= 2")"
+  check "network: its own WDL, four simulations" \
+    "$(q "SELECT count(*) FILTER (WHERE best_move IS NOT NULL AND (wdl_source <> 'engine' OR nodes <> 4))
+          FROM pgmate.position_evals WHERE engine LIKE 'pgmate network $net %'")" 0
+  out=$("$PGMATE" analyse --db "$db" --where "id <= 2" --engine "net:$net:4" --nodes 10 2>&1)
+  check "network: --nodes refused" "$?" 2
+  q "CALL pgmate.analyse('SELECT id FROM pgmate.games WHERE id <= 3', '\"net:$net:4\"', '{\"parallel\": 8}')" >/dev/null 2>&1
+  check "network: the procedure adds game 3's positions" "$(net_evals)" "$(distinct_positions "g.id <= 3")"
+else
+  fail "network: pgmate-worker is not answering"
+fi
+
 # ---- exported with evaluations, imported into another database: the same evaluations
 "$PGMATE" export --db "$db" --evals --engine "Stockfish 15.1" --limits nodes=500 --where "id <= 2" --out "$TMP/evals.pgn" >/dev/null
 check_match "export: eval comments" "$(head -c 2000 "$TMP/evals.pgn")" '\{ \[%eval -?[0-9]+\.[0-9]{2}\] \}'
