@@ -17,8 +17,9 @@ OBJS        = $(patsubst %.cpp,%.o,$(sort $(wildcard extension/*.cpp)) $(sort $(
               gpu_worker/client/worker_evaluator.cpp gpu_worker/client/training_run.cpp \
               gpu_worker/nn/train_options.cpp)
 DATA_built  = pgmate--$(EXT_VERSION).sql
-# Earlier versions' scripts: upgrades (ALTER EXTENSION pgmate UPDATE) and their test.
-DATA        = $(sort $(wildcard extension/upgrade/*.sql))
+# Earlier versions' scripts: upgrades (ALTER EXTENSION pgmate UPDATE) and their test; the
+# networks pgmate ships (pgmate.install_network).
+DATA        = $(sort $(wildcard extension/upgrade/*.sql)) $(sort $(wildcard networks/pgmate_*.safetensors))
 REGRESS     = $(patsubst sql/%.sql,%,$(sort $(wildcard sql/*.sql)))
 REGRESS_OPTS = --inputdir=. --load-extension=pgmate
 EXTRA_CLEAN = results regression.diffs regression.out $(OBJS:.o=.d)

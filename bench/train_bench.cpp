@@ -1,7 +1,8 @@
 // Training throughput of the worker's Trainer against the forward-only evaluation of the
 // same network, in the same run: samples/s of optimizer steps (AdamW, batch B) and
 // positions/s of inference, and their ratio, per network configuration.
-// Usage: train_bench [--batch B] [--seconds S] [--device cpu|cuda] [--threads N] [CONFIG ...]
+// Usage: train_bench [--batch B] [--seconds S] [--device cpu|cuda] [--threads N]
+//                    [--precision fp32|bf16|auto] [CONFIG ...]
 //        (default configurations: the presets tiny, small and seed)
 // Batches are real positions from random games, each with a one-hot target on a legal move.
 #include <algorithm>
@@ -64,7 +65,7 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 int run(int argc, char** argv) {
   int batch = 256;
   double min_seconds = 4;
-  std::string device = "cpu";
+  std::string device = "cpu", precision = "auto";
   int threads = int(std::thread::hardware_concurrency());
   std::vector<std::string> configs;
   for (int i = 1; i < argc; ++i) {
@@ -72,18 +73,22 @@ int run(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--seconds") && i + 1 < argc) min_seconds = std::atof(argv[++i]);
     else if (!std::strcmp(argv[i], "--device") && i + 1 < argc) device = argv[++i];
     else if (!std::strcmp(argv[i], "--threads") && i + 1 < argc) threads = std::atoi(argv[++i]);
+    else if (!std::strcmp(argv[i], "--precision") && i + 1 < argc) precision = argv[++i];
     else configs.push_back(argv[i]);
   }
   if (configs.empty()) configs = {"tiny", "small", "seed"};
   torch::set_num_threads(std::max(1, threads));  // both sides of the ratio use the same threads
   const wnn::TrainBatch data = real_batch(batch, 1);
-  std::printf("batch %d, device %s, %d intra-op threads\n", batch, device.c_str(), torch::get_num_threads());
+  std::printf("batch %d, device %s, precision %s, %d intra-op threads\n", batch, device.c_str(), precision.c_str(),
+              torch::get_num_threads());
   std::printf("%-8s %12s %18s %20s %8s\n", "config", "parameters", "train samples/s", "forward positions/s", "ratio");
   for (const std::string& name : configs) {
     const wnn::NetworkConfig config = wnn::parse_network_config(name);
     const std::string weights = wnn::init_network_bytes(config, 1);
     wnn::Trainer trainer(name, weights, std::nullopt,
-                         wnn::parse_train_options(R"({"optimizer": "adamw", "lr": 0.001})"), device);
+                         wnn::parse_train_options(R"({"optimizer": "adamw", "lr": 0.001, "precision": ")" + precision +
+                                                  R"("})"),
+                         device);
     trainer.step(data);  // warm-up
     int steps = 0;
     auto t0 = std::chrono::steady_clock::now();

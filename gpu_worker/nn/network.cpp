@@ -36,6 +36,14 @@ torch::nn::GroupNorm group_norm(int groups, int channels) {
 
 torch::Tensor act(const torch::Tensor& x) { return torch::gelu(x); }
 
+// A GroupNorm over x in its weights' dtype: under CPU bf16 autocast the convolutions give
+// bf16, and LibTorch's CPU group norm takes no mix of bf16 input and fp32 weights (CUDA
+// autocast casts it to fp32 itself). Without autocast the dtypes agree and nothing is cast.
+torch::Tensor norm(torch::nn::GroupNorm& gn, const torch::Tensor& x) {
+  const auto dtype = gn->weight.scalar_type();
+  return gn(x.scalar_type() == dtype ? x : x.to(dtype));
+}
+
 // CPU inference fast path through oneDNN (MKL-DNN). LibTorch's own dispatch sends small
 // convolutions (batch < 2) and every linear layer to the BLAS library, which in Debian's
 // libtorch is whatever libblas.so.3 points at -- by default the reference netlib BLAS, ~20x
@@ -221,8 +229,8 @@ ResidualBlockImpl::ResidualBlockImpl(int channels, int se_ratio, bool attention,
 }
 
 torch::Tensor ResidualBlockImpl::forward(const torch::Tensor& x) {
-  auto y = act(norm1_(conv_forward(conv1_, x)));
-  y = se_(norm2_(conv_forward(conv2_, y)));
+  auto y = act(norm(norm1_, conv_forward(conv1_, x)));
+  y = se_(norm(norm2_, conv_forward(conv2_, y)));
   if (attention_) y = attention_(y);
   return act(x + y);
 }
@@ -255,9 +263,9 @@ NetworkImpl::NetworkImpl(const NetworkConfig& config) : config_(config) {
 }
 
 NetworkOutput NetworkImpl::forward(const torch::Tensor& planes) {
-  auto x = act(stem_norm_(conv_forward(stem_conv_, planes)));
+  auto x = act(norm(stem_norm_, conv_forward(stem_conv_, planes)));
   for (const auto& block : *blocks_) x = block->as<ResidualBlock>()->forward(x);
-  auto p = policy_dropout_(act(policy_norm_(conv_forward(policy_conv_, x))));
+  auto p = policy_dropout_(act(norm(policy_norm_, conv_forward(policy_conv_, x))));
   torch::Tensor policy;
   if (config_.policy_head == PolicyHead::kFc) {
     policy = linear_forward(policy_fc_, p.flatten(1));
@@ -265,7 +273,7 @@ NetworkOutput NetworkImpl::forward(const torch::Tensor& planes) {
     // [N, 73, 8, 8] -> [N, 8, 8, 73] -> slot square * 73 + type.
     policy = conv_forward(policy_out_, p).permute({0, 2, 3, 1}).reshape({p.size(0), kPolicySize});
   }
-  auto v = act(value_norm_(conv_forward(value_conv_, x))).flatten(1);
+  auto v = act(norm(value_norm_, conv_forward(value_conv_, x))).flatten(1);
   return {policy, linear_forward(value_fc2_, value_dropout_(act(linear_forward(value_fc1_, v))))};
 }
 

@@ -78,6 +78,45 @@ class CudaAutocastScope {
   at::ScalarType previous_dtype_ = at::kBFloat16;
 };
 
+// bf16 autocast on the CPU (oneDNN's bf16 convolutions and matrix products where the CPU has
+// them, fp32 master weights), the same way.
+class CpuAutocastScope {
+ public:
+  explicit CpuAutocastScope(bool enabled) : enabled_(enabled) {
+    if (!enabled_) return;
+#if PGMATE_TORCH_AUTOCAST_PER_DEVICE
+    was_enabled_ = at::autocast::is_autocast_enabled(at::kCPU);
+    previous_dtype_ = at::autocast::get_autocast_dtype(at::kCPU);
+    at::autocast::set_autocast_dtype(at::kCPU, at::kBFloat16);
+    at::autocast::set_autocast_enabled(at::kCPU, true);
+#else
+    was_enabled_ = at::autocast::is_cpu_enabled();
+    previous_dtype_ = at::autocast::get_autocast_cpu_dtype();
+    at::autocast::set_autocast_cpu_dtype(at::kBFloat16);
+    at::autocast::set_cpu_enabled(true);
+#endif
+    at::autocast::increment_nesting();
+  }
+  ~CpuAutocastScope() {
+    if (!enabled_) return;
+    if (at::autocast::decrement_nesting() == 0) at::autocast::clear_cache();
+#if PGMATE_TORCH_AUTOCAST_PER_DEVICE
+    at::autocast::set_autocast_enabled(at::kCPU, was_enabled_);
+    at::autocast::set_autocast_dtype(at::kCPU, previous_dtype_);
+#else
+    at::autocast::set_cpu_enabled(was_enabled_);
+    at::autocast::set_autocast_cpu_dtype(previous_dtype_);
+#endif
+  }
+  CpuAutocastScope(const CpuAutocastScope&) = delete;
+  CpuAutocastScope& operator=(const CpuAutocastScope&) = delete;
+
+ private:
+  bool enabled_;
+  bool was_enabled_ = false;
+  at::ScalarType previous_dtype_ = at::kBFloat16;
+};
+
 // A random generator of its own on `device`, seeded: what a reproducible computation draws
 // from instead of the process-wide default generator.
 inline at::Generator make_generator(const torch::Device& device, std::uint64_t seed) {

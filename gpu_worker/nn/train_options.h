@@ -28,7 +28,8 @@
 //                    take, and a KL against the reference would measure the masks)
 //   weight_decay     applies to weights of two or more dimensions, not to the gains and
 //                    biases of normalisation layers and heads nor the positional embedding
-//   precision        "auto" (bf16 autocast on CUDA, fp32 on the CPU) | "fp32" | "bf16"
+//   precision        "auto" (bf16 autocast on CUDA, fp32 on the CPU) | "fp32" | "bf16" (autocast on
+//                    either: on the CPU oneDNN's bf16 kernels where the CPU has them)
 //                    (CUDA only)
 //   seed             dropout's masks: step k draws from a generator seeded with (seed, k)
 #pragma once

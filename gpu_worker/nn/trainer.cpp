@@ -261,10 +261,8 @@ struct Trainer::Impl {
        const TrainOptions& o, const std::string& device_name)
       : config(c), options(o), device(parse_device(device_name)), network(std::move(net)), kl_weight(o.kl_weight) {
     validate_train_options(options);
-    if (options.precision == "bf16" && !device.is_cuda()) {
-      throw std::invalid_argument("train options: \"precision\": bf16 needs a CUDA device (the CPU trains in fp32)");
-    }
-    autocast = device.is_cuda() && options.precision != "fp32";
+    // bf16 autocast: asked for, or by default on CUDA (the CPU trains in fp32 unless asked).
+    autocast = options.precision == "bf16" || (device.is_cuda() && options.precision == "auto");
     if (options.kl_weight > 0 && !reference_weights) {
       throw std::invalid_argument("train options: \"kl_weight\": " + number_text(options.kl_weight) +
                                   " needs reference weights");
@@ -299,7 +297,8 @@ struct Trainer::Impl {
     torch::Tensor reference_log_p;
     const bool with_reference = reference && with_kl;
     {
-      torch_compat::CudaAutocastScope autocast_scope(autocast);
+      torch_compat::CudaAutocastScope cuda_autocast(autocast && device.is_cuda());
+      torch_compat::CpuAutocastScope cpu_autocast(autocast && !device.is_cuda());
       out = network->forward(b.planes);
       if (with_reference) {
         torch::NoGradGuard no_grad;
