@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <cstdint>
+#include <memory>
 #include <cstdio>
 #include <iostream>
 #include <string>
@@ -17,11 +18,16 @@
 #include "mcts/random.h"
 #include "mcts/rollout_evaluator.h"
 #include "mcts/search.h"
+#include "client/worker_evaluator.h"
+#include "network_file.h"
+#include "worker_connection.h"
 
 namespace pgmate::cli {
 
 const char* const kPlayUsage =
-    "pgmate play [--color white|black] [--simulations S] [--fen FEN] [--seed N]    play against pure MCTS";
+    "pgmate play [--color white|black] [--simulations S] [--fen FEN] [--seed N]\n"
+    "            [--pure-mcts | --network-file FILE] [--worker ADDRESS]\n"
+    "         (against the network pgmate ships, on a pgmate-worker of its own; pure MCTS when there is none)";
 
 namespace {
 
@@ -84,6 +90,8 @@ int play_command(const std::vector<std::string>& args) {
   mcts::SearchParams params;
   params.simulations = 400;
   std::uint64_t seed = 0;
+  std::string network_file, worker_address;
+  bool pure = false;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
     auto value = [&]() -> const std::string& {
@@ -94,20 +102,45 @@ int play_command(const std::vector<std::string>& args) {
     else if (a == "--simulations") params.simulations = parse_count(value(), "--simulations", 1, 10000000);
     else if (a == "--fen") fen = value();
     else if (a == "--seed") seed = static_cast<std::uint64_t>(parse_count(value(), "--seed", 0, 2147483647));
+    else if (a == "--pure-mcts") pure = true;
+    else if (a == "--network-file") network_file = value();
+    else if (a == "--worker") worker_address = value();
     else if (a.size() > 1 && a[0] == '-') throw UsageError("unknown option " + a);
     else throw UsageError("unexpected argument \"" + a + "\" (quote the FEN after --fen)");
   }
   if (color != "white" && color != "black") throw UsageError("--color must be \"white\" or \"black\", not \"" + color + "\"");
   const chess::Color human = color == "white" ? chess::kWhite : chess::kBlack;
 
+  if (pure && !network_file.empty()) throw UsageError("give --pure-mcts or --network-file, not both");
+  if (!pure && network_file.empty()) network_file = shipped_network_path();
+
   chess::Game game(chess::parse_fen(fen));
   mcts::Search search(params, seed);
-  mcts::RolloutEvaluator evaluator(mcts::mix64(seed));
+  // The opponent: the network (on a worker of its own unless --worker names one), or pure MCTS.
+  NetworkFile file;
+  std::unique_ptr<PrivateWorker> private_worker;
+  std::unique_ptr<worker::WorkerClient> client;
+  std::unique_ptr<mcts::Evaluator> evaluator;
+  if (!network_file.empty()) {
+    file = read_network_file(network_file);
+    if (worker_address.empty()) {
+      private_worker = std::make_unique<PrivateWorker>();
+      worker_address = private_worker->address();
+    }
+    client = connect_worker(worker_address);
+    worker::WorkerClient& c = *client;
+    const NetworkFile& f = file;
+    evaluator = std::make_unique<worker::WorkerEvaluator>(
+        c, f.key, [&c, &f](const worker::NetworkKey& k) { c.load_network(k, f.config, f.weights); });
+  } else {
+    evaluator = std::make_unique<mcts::RolloutEvaluator>(mcts::mix64(seed));
+  }
   mcts::Rng rng(seed);
   const bool interactive = isatty(0);
 
-  std::cout << "pgmate play: you are " << color << ", pgmate is pure MCTS with " << params.simulations
-            << " simulations a move; type help for commands\n";
+  std::cout << "pgmate play: you are " << color << ", pgmate is "
+            << (network_file.empty() ? std::string("pure MCTS") : "the network " + network_file) << " with "
+            << params.simulations << " simulations a move; type help for commands\n";
   bool show_board = true;
   for (;;) {
     const chess::Board& board = game.board();
@@ -120,7 +153,7 @@ int play_command(const std::vector<std::string>& args) {
     }
     if (board.side != human) {
       std::string note;
-      const chess::Move m = engine_move(search, evaluator, game, rng, note);
+      const chess::Move m = engine_move(search, *evaluator, game, rng, note);
       std::cout << "pgmate plays " << move_number(board) << ' ' << chess::to_san(board, m) << " ("
                 << note << ")\n";
       game.play(m);

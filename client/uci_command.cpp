@@ -31,16 +31,27 @@
 #include "mcts/random.h"
 #include "mcts/rollout_evaluator.h"
 #include "mcts/search.h"
+#include "network_file.h"
 #include "selfplay_store.h"
+#include "worker_connection.h"
 
 namespace pgmate::cli {
 
 const char* const kUciUsage =
-    "pgmate uci [--pure-mcts | --db CONNINFO --network ID] [--worker ADDRESS] [--simulations S]";
+    "pgmate uci [--pure-mcts | --db CONNINFO --network ID | --network-file FILE] [--worker ADDRESS] [--simulations S]\n"
+    "         (by default the network pgmate ships, on a pgmate-worker of its own unless --worker names one)";
 
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+// "default" for .../pgmate_default.safetensors: how a network file names the engine.
+std::string fs_stem(const std::string& path) {
+  std::string name = path.substr(path.rfind('/') == std::string::npos ? 0 : path.rfind('/') + 1);
+  if (const auto dot = name.rfind('.'); dot != std::string::npos) name.resize(dot);
+  if (name.rfind("pgmate_", 0) == 0) name = name.substr(7);
+  return name;
+}
 using std::chrono::milliseconds;
 
 // One line to the GUI: the search thread (info, bestmove) and the command loop (readyok)
@@ -219,7 +230,7 @@ chess::Game parse_position(std::istringstream& in) {
 }  // namespace
 
 int uci_command(const std::vector<std::string>& args) {
-  std::string conninfo, worker_address;
+  std::string conninfo, worker_address, network_file;
   std::int64_t network = 0;
   bool pure = false, db = false;
   int simulations = 800;
@@ -232,13 +243,23 @@ int uci_command(const std::vector<std::string>& args) {
     if (a == "--pure-mcts") pure = true;
     else if (a == "--db") conninfo = value(), db = true;
     else if (a == "--network") network = parse_count(value(), "--network", 1, 2000000000);
+    else if (a == "--network-file") network_file = value();
     else if (a == "--worker") worker_address = value();
     else if (a == "--simulations") simulations = parse_count(value(), "--simulations", 1, 100000000);
     else throw UsageError("unknown argument " + a);
   }
-  if (pure == (network != 0)) throw UsageError("give --pure-mcts, or --db CONNINFO with --network ID");
+  if (int(pure) + int(network != 0) + int(!network_file.empty()) > 1)
+    throw UsageError("give one of --pure-mcts, --db CONNINFO with --network ID, and --network-file FILE");
   if (network && !db) throw UsageError("--network needs --db (the networks are rows of pgmate.networks)");
+  if (!pure && !network && network_file.empty()) {
+    network_file = shipped_network_path();
+    if (network_file.empty())
+      throw UsageError("no network found (networks/pgmate_default.safetensors, make install, or $PGMATE_NETWORK): "
+                       "give --pure-mcts, --db CONNINFO with --network ID, or --network-file FILE");
+  }
 
+  NetworkFile file;
+  std::unique_ptr<PrivateWorker> private_worker;  // outlives the client that talks to it
   std::unique_ptr<SelfplayStore> store;
   std::unique_ptr<worker::WorkerClient> client;
   std::unique_ptr<mcts::Evaluator> evaluator;
@@ -253,11 +274,25 @@ int uci_command(const std::vector<std::string>& args) {
     worker::WorkerClient& c = *client;
     SelfplayStore& s = *store;
     evaluator = std::make_unique<worker::WorkerEvaluator>(c, key, [&c, &s](const worker::NetworkKey& k) { s.load_network(c, k); });
+  } else if (!network_file.empty()) {
+    file = read_network_file(network_file);
+    if (worker_address.empty()) {
+      private_worker = std::make_unique<PrivateWorker>();
+      worker_address = private_worker->address();
+    }
+    client = connect_worker(worker_address);
+    worker::WorkerClient& c = *client;
+    const NetworkFile& f = file;
+    evaluator = std::make_unique<worker::WorkerEvaluator>(
+        c, f.key, [&c, &f](const worker::NetworkKey& k) { c.load_network(k, f.config, f.weights); });
   } else {
     evaluator = std::make_unique<mcts::RolloutEvaluator>(mcts::mix64(1));
   }
-  const std::string name = network ? "pgmate network " + std::to_string(network) : "pgmate pure-mcts";
-  UciEngine engine(*evaluator, simulations, network ? 8 : 1);
+  const bool uses_network = network || !network_file.empty();
+  const std::string name = network ? "pgmate network " + std::to_string(network)
+                           : uses_network ? "pgmate " + fs_stem(network_file)
+                                          : "pgmate pure-mcts";
+  UciEngine engine(*evaluator, simulations, uses_network ? 8 : 1);
 
   std::string line;
   while (std::getline(std::cin, line)) {
