@@ -310,6 +310,48 @@ CREATE OR REPLACE FUNCTION pgmate.import_pgn(pgn text, on_error text DEFAULT 'fa
   $$;
 COMMENT ON FUNCTION pgmate.import_pgn(text, text) IS 'inserts the games of a PGN text into pgmate.games (their [%eval] comments into pgmate.position_evals); returns how many';
 
+-- ===================================================================== shipped networks
+CREATE FUNCTION pgmate.shipped_network(name text) RETURNS bytea
+  AS 'MODULE_PATHNAME', 'shipped_network_file' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION pgmate.shipped_network(text) IS
+  'the weights of a network pgmate ships (its file pgmate_NAME.safetensors in the extension''s share folder)';
+
+CREATE FUNCTION pgmate.install_network(name text DEFAULT 'default') RETURNS bigint
+  LANGUAGE plpgsql VOLATILE STRICT
+  AS $$
+  DECLARE
+    file bytea := pgmate.shipped_network(name);
+    header_length bigint;
+    metadata jsonb;
+    found bigint;
+  BEGIN
+    -- One installer at a time: two calls never make two rows.
+    LOCK TABLE pgmate.networks IN SHARE ROW EXCLUSIVE MODE;
+    SELECT n.id INTO found FROM pgmate.networks n WHERE n.weights_sha256 = sha256(file) ORDER BY n.id LIMIT 1;
+    IF found IS NOT NULL THEN
+      RETURN found;
+    END IF;
+    -- safetensors: an 8-byte little-endian header length, then the JSON header.
+    header_length := get_byte(file, 0)::bigint + (get_byte(file, 1)::bigint << 8)
+                     + (get_byte(file, 2)::bigint << 16) + (get_byte(file, 3)::bigint << 24);
+    metadata := convert_from(substring(file FROM 9 FOR header_length::int), 'UTF8')::jsonb -> '__metadata__';
+    IF metadata ->> 'pgmate_config' IS NULL THEN
+      RAISE EXCEPTION 'shipped network % has no pgmate_config in its metadata', name
+        USING ERRCODE = 'data_corrupted';
+    END IF;
+    INSERT INTO pgmate.networks (name, config, weights, notes)
+    VALUES ('pgmate ' || name, (metadata ->> 'pgmate_config')::jsonb, file,
+            'shipped with pgmate ' || (SELECT extversion FROM pg_extension WHERE extname = 'pgmate')
+            || ' (networks/README.md of its sources)')
+    RETURNING id INTO found;
+    RETURN found;
+  END
+  $$;
+
+COMMENT ON FUNCTION pgmate.install_network(text) IS
+  'installs a network pgmate ships (''default'') into pgmate.networks and returns its id; the same id on a second call';
+
 -- ===================================================================== training targets
 CREATE VIEW pgmate.eval_targets AS
   SELECT t.game_id, t.ply, t.source, t.board, t.history, t.repetitions, t.played AS game_move,
