@@ -70,7 +70,7 @@ JOBS         ?= $(shell nproc)
 FUZZ_SECONDS ?= 20
 CMAKE_FLAGS  ?=
 
-.PHONY: deps configure build test test-unit test-sql test-long fuzz demo pretrain distill bench server-start server-stop distclean gpu-bundle
+.PHONY: deps configure build test test-unit test-sql test-long fuzz demo pretrain distill network bench server-start server-stop distclean gpu-bundle
 
 deps:
 	scripts/setup-deps.sh
@@ -130,6 +130,14 @@ distill: deps
 	$(MAKE) configure
 	cmake --build $(BUILD_DIR) -j $(JOBS) --target pgmate pgmate-worker
 	scripts/distill.sh $(BUILD_DIR)/bin/pgmate
+
+# The network pgmate ships, rebuilt from nothing (scripts/train-network.sh: openings,
+# Stockfish games, labels, training; hours on 2 cores, resumable). NETWORK_ARGS=--quick
+# checks that the pieces fit in about a minute.
+network: deps
+	$(MAKE) configure
+	cmake --build $(BUILD_DIR) -j $(JOBS) --target pgmate pgmate-worker
+	scripts/train-network.sh $(NETWORK_ARGS) $(BUILD_DIR)/bin/pgmate
 
 bench: build
 	bench/perft_vs_stockfish --pgmate $(BUILD_DIR)/bin/pgmate

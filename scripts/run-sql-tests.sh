@@ -54,4 +54,5 @@ dropdb --if-exists pgmate_learn_test
 createdb pgmate_learn_test
 tests/cli/learn.sh "$pgmate" pgmate_learn_test
 dropdb pgmate_learn_test
+tests/cli/network_recipe.sh "$pgmate"  # make network at its smallest
 tests/cli/cron.sh "$pgmate"  # a server of its own, with pg_cron preloaded
