@@ -127,6 +127,14 @@ if [ -x /usr/games/stockfish ]; then
   "$pgmate" arena --db "dbname=pgmate" --games 4 --parallel 4 --seed 1 --max-plies 300 --name demo-stockfish --quiet \
     "uci:/usr/games/stockfish:nodes=1000,Skill Level=0" mcts:100
 fi
+if [ -x /usr/games/stockfish ] && [ "$(psql -X -q -A -t -d pgmate -c "SELECT pgmate.wait_for_worker('20 s')")" = t ] &&
+   psql -X -q -A -t -d pgmate -c "SELECT pgmate.install_network('default')" >/dev/null 2>&1; then
+  shipped=$(psql -X -q -A -t -d pgmate -c "SELECT pgmate.install_network('default')")
+  sql "SELECT pgmate.install_network('default') AS id, name, config FROM pgmate.networks WHERE id = $shipped;   -- the network pgmate ships"
+  say "pgmate arena --games 10 --openings eco 'net:$shipped:64' 'uci:/usr/games/stockfish:nodes=1000,Skill Level=0'"
+  "$pgmate" arena --db "dbname=pgmate" --games 10 --parallel 2 --openings eco --seed 1 --max-plies 300 \
+    --name demo-shipped --quiet "net:$shipped:64" "uci:/usr/games/stockfish:nodes=1000,Skill Level=0"
+fi
 sql "CALL pgmate.arena('\"mcts:20\"', '\"random\"', 4, '{\"name\": \"demo-sql\", \"seed\": 1, \"max_plies\": 120}');"
 sql "SELECT name, games, wins, draws, losses, round(score::numeric, 3) AS score, round(elo::numeric) AS elo, round(elo_lower::numeric) AS elo_lower, round(elo_upper::numeric) AS elo_upper FROM pgmate.match_results ORDER BY match_id;"
 sql "SELECT name, round(elo::numeric) AS elo, round(elo_stderr::numeric) AS stderr, games FROM pgmate.ratings('\"random\"') ORDER BY elo DESC NULLS LAST;"
