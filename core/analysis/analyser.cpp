@@ -186,6 +186,7 @@ void Analyser::run(const std::vector<chess::Board>& positions, const Done& done,
       }
       if (best) {
         progressed = true;
+        s.engine->set_info_sink({});  // it points at this run's position
         std::vector<PvLine> lines;
         for (auto& [k, l] : s.lines)
           if (k <= config_.multipv) lines.push_back(std::move(l));
