@@ -385,7 +385,6 @@ struct Batch {
   std::vector<GameRow> rows;
   std::vector<int> games;
   std::string evals;  // evaluations of [%eval] comments: eval_json elements, comma-separated
-  std::int64_t eval_count = 0;
 };
 
 // Batches go to `jobs` connections, each sending one at a time in its own transaction, so
@@ -658,7 +657,6 @@ int import_games(const std::string& conninfo, const std::string& path, bool skip
             if (count) {
               if (!batch.evals.empty()) batch.evals += ',';
               batch.evals += json;
-              batch.eval_count += count;
             }
           }
           // What the PGN said that was read past its letter: shown, as bad games are.
