@@ -131,7 +131,7 @@ fi
 
 # ---- 5. the file and the card's figures
 mkdir -p "$(dirname "$out")"
-q "SELECT encode(weights, 'hex') FROM pgmate.networks WHERE id = $trained" | xxd -r -p > "$out.partial"
+q "SELECT encode(weights, 'base64') FROM pgmate.networks WHERE id = $trained" | base64 -d > "$out.partial"
 mv "$out.partial" "$out"
 say "network $trained written to $out: $(stat -c %s "$out") bytes, SHA-256 $(sha256sum "$out" | cut -d' ' -f1)"
 q "SELECT 'held-out: ' || positions || ' positions, top-1 against Stockfish''s move ' || round(100 * top1::numeric, 1)
