@@ -141,21 +141,20 @@ int analyse_command(const std::vector<std::string>& args) {
             << '\n';
 
   const bool tty = isatty(STDERR_FILENO);
-  std::string pending;
-  std::int64_t pending_rows = 0, saved = 0, failed = 0, positions_seen = 0, planned = 0;
+  analysis::PendingEvals pending;
+  std::int64_t saved = 0, failed = 0, positions_seen = 0, planned = 0;
   const auto started = Clock::now();
-  auto last_save = started, last_line = started;
+  auto last_line = started;
   const auto save = [&] {
-    if (!pending_rows) return;
+    if (!pending.size()) return;
+    const std::int64_t rows = pending.size();
+    const std::string json = pending.take();
     with_db_errors([&] {
       pqxx::work tx(*conn, "pgmate_analyse");
-      tx.exec_params("SELECT pgmate.save_position_evals($1, $2, $3::jsonb)", engine, limits_text, "[" + pending + "]");
+      tx.exec_params("SELECT pgmate.save_position_evals($1, $2, $3::jsonb)", engine, limits_text, json);
       tx.commit();
     });
-    saved += pending_rows;
-    pending.clear();
-    pending_rows = 0;
-    last_save = Clock::now();
+    saved += rows;
   };
   int status = 0;
   std::size_t games_done = 0;
@@ -177,9 +176,7 @@ int analyse_command(const std::vector<std::string>& args) {
       std::int64_t chunk_done = 0;
       const auto done = [&](std::size_t i, analysis::PositionEval&& e) {
         ++chunk_done;
-        if (pending_rows) pending += ',';
-        pending += analysis::eval_json(positions[i], e, with_lines);
-        ++pending_rows;
+        pending.add(positions[i], e, with_lines);
       };
       const auto give_up = [&](std::size_t i, const std::string& message) {
         ++chunk_done;
@@ -189,14 +186,12 @@ int analyse_command(const std::vector<std::string>& args) {
         }
       };
       const auto tick = [&] {
-        if (pending_rows >= 256 || (pending_rows && seconds_since(last_save) >= 1)) save();
+        if (pending.due()) save();
         if (seconds_since(last_line) >= (tty ? 0.5 : 10.0)) {
           const double elapsed = seconds_since(started);
-          const double share =
-              (double(begin) + double(end - begin) * double(chunk_done) / double(std::max<std::size_t>(1, positions.size()))) /
-              double(ids.size());
-          const double rate = double(saved + pending_rows) / std::max(1e-9, elapsed);
-          std::cerr << (tty ? "\r" : "") << saved + pending_rows << " positions, " << fixed(rate, 1) << "/s, "
+          const double share = analysis::analysis_progress(begin, end, ids.size(), chunk_done, positions.size());
+          const double rate = double(saved + pending.size()) / std::max(1e-9, elapsed);
+          std::cerr << (tty ? "\r" : "") << saved + pending.size() << " positions, " << fixed(rate, 1) << "/s, "
                     << fixed(100 * share, 1) << "% of the games, about "
                     << duration_text(share > 0 ? elapsed / share - elapsed : 0) << " left"
                     << (tty ? "\x1b[K" : "\n") << std::flush;

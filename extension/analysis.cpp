@@ -236,13 +236,14 @@ PGMATE_FUNCTION(analyse_procedure) {
   }
   const bool with_lines = config.multipv > 1;
 
-  std::string pending;  // a JSON array's elements, not yet saved
-  std::int64_t pending_rows = 0, saved = 0, failed = 0;
-  auto last_save = Clock::now(), last_notice = Clock::now();
+  analysis::PendingEvals pending;
+  std::int64_t saved = 0, failed = 0;
+  auto last_notice = Clock::now();
   const auto started = Clock::now();
   const auto save = [&] {
-    if (!pending_rows) return;
-    const std::string json = "[" + pending + "]";
+    if (!pending.size()) return;
+    const std::int64_t rows = pending.size();
+    const std::string json = pending.take();
     pg::pg_call([&] {
       Oid types[3] = {TEXTOID, TEXTOID, JSONBOID};
       Datum values[3] = {CStringGetTextDatum(engine.c_str()), CStringGetTextDatum(limits_text.c_str()),
@@ -250,10 +251,7 @@ PGMATE_FUNCTION(analyse_procedure) {
       SPI_execute_with_args("SELECT pgmate.save_position_evals($1, $2, $3)", 3, types, values, nullptr, false, 0);
       if (commit_as_we_go) SPI_commit();
     });
-    saved += pending_rows;
-    pending.clear();
-    pending_rows = 0;
-    last_save = Clock::now();
+    saved += rows;
   };
 
   for (std::size_t begin = 0; begin < ids.size(); begin += std::size_t(chunk)) {
@@ -275,9 +273,7 @@ PGMATE_FUNCTION(analyse_procedure) {
     std::int64_t chunk_done = 0;
     const auto done = [&](std::size_t i, analysis::PositionEval&& e) {
       ++chunk_done;
-      if (pending_rows) pending += ',';
-      pending += analysis::eval_json(positions[i], e, with_lines);
-      ++pending_rows;
+      pending.add(positions[i], e, with_lines);
     };
     const auto give_up = [&](std::size_t i, const std::string& message) {
       ++chunk_done;
@@ -285,14 +281,12 @@ PGMATE_FUNCTION(analyse_procedure) {
     };
     try {
       const auto tick = [&] {
-            if (pending_rows >= 256 || (pending_rows && seconds_since(last_save) >= 1)) save();
+            if (pending.due()) save();
             if (seconds_since(last_notice) >= 10) {
               const double elapsed = seconds_since(started);
-              const double rate = double(saved + pending_rows) / std::max(1e-9, elapsed);
-              // Progress by games: the chunk's share of its games is its share of positions.
-              const double share = (double(begin) + double(end - begin) * double(chunk_done) / double(positions.size())) /
-                                   double(ids.size());
-              notice("analyse: " + std::to_string(saved + pending_rows) + " positions evaluated, " +
+              const double rate = double(saved + pending.size()) / std::max(1e-9, elapsed);
+              const double share = analysis::analysis_progress(begin, end, ids.size(), chunk_done, positions.size());
+              notice("analyse: " + std::to_string(saved + pending.size()) + " positions evaluated, " +
                      std::to_string(int(rate)) + "/s, " + std::to_string(int(share * 100)) + "% of " +
                      std::to_string(ids.size()) + " games, about " +
                      duration_text(share > 0 ? elapsed / share - elapsed : 0) + " left");

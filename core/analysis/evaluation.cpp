@@ -217,6 +217,31 @@ std::string eval_json(const chess::Board& position, const PositionEval& e, bool 
   return out;
 }
 
+void PendingEvals::add(const chess::Board& position, const PositionEval& e, bool with_lines) {
+  if (rows_) elements_ += ',';
+  elements_ += eval_json(position, e, with_lines);
+  ++rows_;
+}
+
+bool PendingEvals::due() const {
+  return rows_ >= 256 || (rows_ && std::chrono::steady_clock::now() - since_ >= std::chrono::seconds(1));
+}
+
+std::string PendingEvals::take() {
+  std::string out = "[" + elements_ + "]";
+  elements_.clear();
+  rows_ = 0;
+  since_ = std::chrono::steady_clock::now();
+  return out;
+}
+
+double analysis_progress(std::size_t begin, std::size_t end, std::size_t games, std::int64_t chunk_done,
+                         std::size_t chunk_positions) {
+  if (!games) return 1;
+  const double in_chunk = chunk_positions ? double(chunk_done) / double(chunk_positions) : 1.0;
+  return (double(begin) + double(end - begin) * in_chunk) / double(games);
+}
+
 std::optional<Score> score_of_pgn_eval(std::string_view text, chess::Color side_to_move) {
   if (text.empty()) return std::nullopt;
   const int sign = side_to_move == chess::kWhite ? 1 : -1;

@@ -3,6 +3,7 @@
 // principal variations. Every figure is from the side to move's view, as in UCI.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -93,6 +94,28 @@ std::string to_string(const Score& s);
 //    "pv": "e2e4 e7e5"}, ...]}
 // `lines` is given only for an analysis of more than one line.
 std::string eval_json(const chess::Board& position, const PositionEval& e, bool with_lines);
+
+// Evaluations waiting to be stored, as one pgmate.save_position_evals array: an analysis
+// saves them every second or every 256 rows, whichever comes first, so that a stop loses
+// at most what is in flight.
+class PendingEvals {
+ public:
+  void add(const chess::Board& position, const PositionEval& e, bool with_lines);
+  std::int64_t size() const { return rows_; }
+  bool due() const;
+  // The JSON array of what was added; empties the batch and starts the second again.
+  std::string take();
+
+ private:
+  std::string elements_;
+  std::int64_t rows_ = 0;
+  std::chrono::steady_clock::time_point since_ = std::chrono::steady_clock::now();
+};
+
+// How far an analysis planned a chunk at a time has come, 0 to 1, by games: the chunk's
+// games [begin, end) of `games` count by the share of its positions done.
+double analysis_progress(std::size_t begin, std::size_t end, std::size_t games, std::int64_t chunk_done,
+                         std::size_t chunk_positions);
 
 // A PGN "[%eval ...]" value ("0.17", "-1.5", "#3", "#-2": pawns or moves to mate, White's
 // view, as PgnGame::evals holds it) as a score from the side to move's view; nullopt when
