@@ -143,13 +143,10 @@ bench: build
 	bench/perft_vs_stockfish --pgmate $(BUILD_DIR)/bin/pgmate
 
 # What a bare GPU machine lacks and scripts/gpu-check.sh needs, in one ignored folder that
-# travels with the working tree: GoogleTest's sources.
-gpu-bundle:
-	@test -d /usr/src/googletest || { echo "GoogleTest sources not found: run 'make deps' first" >&2; exit 1; }
-	rm -rf .gpu-bundle
-	mkdir -p .gpu-bundle
-	cp -r /usr/src/googletest .gpu-bundle/googletest
-	@du -sh .gpu-bundle
+# travels with the working tree: GoogleTest's sources, and PostgreSQL 15 with pgmate's
+# extension and client, from Debian's packages (scripts/gpu-bundle.sh).
+gpu-bundle: build
+	scripts/gpu-bundle.sh $(BUILD_DIR)
 
 server-start:
 	scripts/pg-server.sh start

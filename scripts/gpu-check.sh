@@ -1,22 +1,33 @@
 #!/usr/bin/env bash
-# The GPU check: on a bare GPU machine, one call builds pgmate for this GPU against the
-# machine's CUDA LibTorch, runs every GPU test and the GPU benchmarks.
+# The GPU check, in two stages, each one call of at most 10 minutes on a bare GPU machine:
 #
-#   scripts/gpu-check.sh [--tests-only | --bench-only] [--quick] [--no-gpu]
+#   scripts/gpu-check.sh [--stage check|loop] [--tests-only | --bench-only] [--quick] [--no-gpu]
+#                        [--worker FILE]
+#
+# --stage check (the default): builds pgmate for this GPU against the machine's CUDA
+#   LibTorch, runs every GPU test and the GPU benchmarks.
+# --stage loop: the whole system: builds pgmate-worker for this GPU, then runs PostgreSQL
+#   from the bundle (make gpu-bundle) with pgmate's extension, the worker on the GPU and the
+#   learning loop from the shipped network for a fixed wall time, and one Elo figure of the
+#   loop's network against the start (scripts/gpu-loop.sh; its files under $OUT).
+#   A GPU window runs the loop stage first until it has run once, then the check.
 #
 # --no-gpu: a dry run on a development machine without a GPU: builds as on the bare image
 # (no libpqxx, GoogleTest from .gpu-bundle/, for sm_90, against PyTorch's LibTorch when
 # python3 has one, else Debian's), and checks that the GPU tests skip cleanly and the
-# benchmarks say why they cannot run.
+# benchmarks say why they cannot run; with --stage loop, the loop runs on the CPU.
+# --worker FILE: the loop stage uses this pgmate-worker instead of building one.
 #
 # Needs: nvcc, cmake, a C++20 compiler, python3 with PyTorch (its C++ LibTorch is what the
-# worker builds against), and GoogleTest: Debian's package, or the sources that
-# `make gpu-bundle` puts in .gpu-bundle/ on a development machine (carried with the tree).
-# No PostgreSQL or libpqxx: the targets that need them are skipped.
+# worker builds against), and what `make gpu-bundle` puts in .gpu-bundle/ on a development
+# machine (carried with the tree): GoogleTest's sources, PostgreSQL 15 and pgmate's
+# extension and client. The machine's own libpqxx and PostgreSQL are never needed.
 #
-# Results go to $OUT (default build-gpu/out): tests.log, bench.txt, build.log, summary.txt.
+# Results go to $OUT (default build-gpu/out): tests.log, bench.txt, build.log, summary.txt;
+# the loop stage's files (loop.txt, learning_log.csv, chart.svg, run.dump, ...).
 # Exit status: 0 when every GPU test passed (a GPU test that skips on a GPU machine counts
-# as failed: it means the build or the device is not what it should be), 1 otherwise.
+# as failed: it means the build or the device is not what it should be) or the loop ran, 1
+# otherwise.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -24,16 +35,24 @@ BUILD=${BUILD:-$ROOT/build-gpu}
 OUT=${OUT:-$BUILD/out}
 mkdir -p "$OUT"
 STEP_TIMEOUT=${STEP_TIMEOUT:-300}  # seconds for each test binary and the sanitizer run
-run_tests=1 run_bench=1 quick= no_gpu=
-for a in "$@"; do
-  case $a in
+run_tests=1 run_bench=1 quick= no_gpu= stage=check worker=
+usage() {
+  echo "usage: $0 [--stage check|loop] [--tests-only | --bench-only] [--quick] [--no-gpu] [--worker FILE]" >&2
+  exit 2
+}
+while [ $# -gt 0 ]; do
+  case $1 in
+    --stage) [ $# -ge 2 ] || usage; stage=$2; shift ;;
+    --worker) [ $# -ge 2 ] || usage; worker=$2; shift ;;
     --tests-only) run_bench= ;;
     --bench-only) run_tests= ;;
     --quick) quick=--quick ;;
     --no-gpu) no_gpu=1 ;;
-    *) echo "usage: $0 [--tests-only | --bench-only] [--quick] [--no-gpu]" >&2; exit 2 ;;
+    *) usage ;;
   esac
+  shift
 done
+case $stage in check | loop) ;; *) usage ;; esac
 summary=()
 note() { echo "gpu-check: $*"; summary+=("$*"); }
 t_start=$SECONDS
@@ -46,10 +65,28 @@ extra_flags=()
 if [ -n "$no_gpu" ]; then
   arch=${arch:-90}
   extra_flags=(-DPGMATE_PQXX=OFF)  # as on the bare image
-  note "dry run without a GPU: GPU tests must skip, benchmarks must say why they cannot run"
+  if [ "$stage" = loop ]; then
+    note "dry run without a GPU: the loop runs on the CPU"
+  else
+    note "dry run without a GPU: GPU tests must skip, benchmarks must say why they cannot run"
+  fi
 elif [ -z "$arch" ]; then
   note "no GPU found by nvidia-smi (--no-gpu makes a dry run)"
   exit 1
+fi
+# The loop stage (scripts/gpu-loop.sh), with the worker given or built below.
+run_loop() {
+  local device=cuda
+  [ -n "$no_gpu" ] && device=cpu
+  OUT=$OUT "$ROOT/scripts/gpu-loop.sh" "$1" "$device" $quick ${LOOP_SECONDS:+--seconds "$LOOP_SECONDS"}
+  local status=$?
+  [ $status -eq 0 ] && note "ok   the loop stage (loop.txt)" || note "FAIL the loop stage (loop.txt, server.log)"
+  note "total $((SECONDS - t_start)) s"
+  printf '%s\n' "${summary[@]}" >"$OUT/summary.txt"
+  exit $status
+}
+if [ "$stage" = loop ] && [ -n "$worker" ]; then
+  run_loop "$(readlink -f "$worker")"
 fi
 torch_version=none
 if torch_prefix=$(python3 -c 'import torch; print(torch.utils.cmake_prefix_path)' 2>/dev/null); then
@@ -70,10 +107,12 @@ if [ -d "$ROOT/.gpu-bundle/googletest" ]; then
 fi
 generator=()
 command -v ninja >/dev/null && generator=(-G Ninja)
+targets=()
+[ "$stage" = loop ] && targets=(--target pgmate-worker)  # the rest of the loop comes built in the bundle
 t0=$SECONDS
 if ! { cmake -S . -B "$BUILD" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release "${extra_flags[@]}" \
          -DCMAKE_CUDA_COMPILER="$nvcc_path" -DCMAKE_CUDA_ARCHITECTURES="$arch" "${gtest_args[@]}" &&
-       cmake --build "$BUILD" -j "$(nproc)"; } >"$OUT/build.log" 2>&1; then
+       cmake --build "$BUILD" -j "$(nproc)" "${targets[@]}"; } >"$OUT/build.log" 2>&1; then
   tail -40 "$OUT/build.log"
   note "build failed (build.log)"
   exit 1
@@ -81,6 +120,7 @@ fi
 grep -E "^-- pgmate" "$OUT/build.log"
 note "built in $((SECONDS - t0)) s for sm_$arch against LibTorch $torch_version"
 bin=$BUILD/bin
+[ "$stage" = loop ] && run_loop "$bin/pgmate-worker"
 
 failed=0
 # ---- 3. the GPU tests

@@ -55,4 +55,5 @@ createdb pgmate_learn_test
 tests/cli/learn.sh "$pgmate" pgmate_learn_test
 dropdb pgmate_learn_test
 tests/cli/network_recipe.sh "$pgmate"  # make network at its smallest
+tests/cli/gpu_loop.sh "$pgmate"  # the GPU check's loop stage on the CPU, from the bundle
 tests/cli/cron.sh "$pgmate"  # a server of its own, with pg_cron preloaded

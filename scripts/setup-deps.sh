@@ -5,6 +5,7 @@ set -euo pipefail
 
 packages=(
   build-essential cmake pkg-config git python3
+  xz-utils                          # packs the GPU bundle (make gpu-bundle)
   clang libclang-rt-14-dev          # libFuzzer targets and sanitizers
   postgresql-15 postgresql-server-dev-15 postgresql-common libpqxx-dev
   libpq-dev                         # pgmate import's binary COPY calls libpq itself
