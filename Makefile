@@ -7,7 +7,7 @@
 
 # ---------------------------------------------------------------- the extension (PGXS)
 EXTENSION   = pgmate
-EXT_VERSION = 0.11.0
+EXT_VERSION = 0.12.0
 MODULE_big  = pgmate
 OBJS        = $(patsubst %.cpp,%.o,$(sort $(wildcard extension/*.cpp)) $(sort $(wildcard core/chess/*.cpp)) \
               $(sort $(wildcard core/checkers/*.cpp)) $(sort $(wildcard core/common/*.cpp)) $(sort $(wildcard core/gamedb/*.cpp)) \

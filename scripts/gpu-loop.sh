@@ -48,7 +48,8 @@ if [ $quick = 1 ]; then
   match_games=4 match_simulations=4 match_plies=40
 else
   loop_seconds=${loop_seconds:-360}
-  options='{"games": 256, "parallel": 256, "simulations": 64, "batch": 1024, "lr": 0.0006,
+  # The batch and learning rate are a CUDA worker's defaults (pgmate.learning_device_defaults).
+  options='{"games": 256, "parallel": 256, "simulations": 64,
             "arena_interval": 1, "arena_games": 64, "sanity_games": 0, "seed": 1}'
   match_games=100 match_simulations=64 match_plies=300
 fi
@@ -154,6 +155,9 @@ while :; do
 done
 loop_time=$((SECONDS - t0))
 [ $iterations -gt 0 ] || { say "FAIL no iteration finished in $loop_seconds s"; exit 1; }
+say "settings: $(q "SELECT 'games ' || (settings->>'games') || ' of ' || (settings->>'simulations')
+    || ' simulations, batch ' || (settings->>'batch') || ', lr ' || (settings->>'lr') || ', arena games '
+    || (settings->>'arena_games') FROM pgmate.learning_runs WHERE name = '$run'")"
 say "loop: $iterations iterations in $loop_time s: $(q "SELECT sum(games) || ' games, ' || sum(positions)
     || ' positions, ' || count(*) FILTER (WHERE decision = 'promoted') || ' promoted'
     FROM pgmate.learning_log WHERE run = '$run'")"

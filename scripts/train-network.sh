@@ -13,24 +13,35 @@
 #      printed for the card (networks/README.md);
 #   6. optionally the ladder (NETWORK_LADDER_GAMES > 0).
 #
-#   scripts/train-network.sh [--quick] [PGMATE]
+#   scripts/train-network.sh [--quick] [--compare] [PGMATE]
 #
 # Every stage resumes after kill -9 (matches, analyses and training runs go on where they
 # stopped; a stage that is complete is skipped), so the same command finishes the job.
 # --quick runs every stage at a size that takes about a minute, to check that the pieces
 # fit (tests/cli/network_recipe.sh); it writes to build/, never to networks/.
+# --compare stops after the labels and trains each candidate configuration on the same
+# rows for the same time instead (its steps from its bench/train_bench rate), then prints
+# their held-out figures next to their speeds: how the configuration was chosen.
 #
 # Settings (environment): NETWORK_DB (pgmate_network), NETWORK_OPENINGS (4000 lines),
 # NETWORK_GAMES (8000), NETWORK_PLAY_NODES (400: the sides play at this and 1.5 times it),
 # NETWORK_LABEL_NODES (1000), NETWORK_JOBS (every core), NETWORK_CONFIG (the configuration
 # JSON), NETWORK_PRECISION (bf16), NETWORK_STEPS (12000), NETWORK_BATCH (256), NETWORK_LR (0.002), NETWORK_OUT
-# (networks/pgmate_default.safetensors), NETWORK_LADDER_GAMES (0).
+# (networks/pgmate_default.safetensors), NETWORK_LADDER_GAMES (0); for --compare,
+# NETWORK_CANDIDATES (configurations, one JSON object a line) and NETWORK_COMPARE_SECONDS
+# (300 each).
 set -euo pipefail
 quick=0
-if [ "${1:-}" = --quick ]; then
-  quick=1
+compare=0
+while [ $# -gt 0 ]; do
+  case $1 in
+    --quick) quick=1 ;;
+    --compare) compare=1 ;;
+    --*) echo "train-network: unknown option $1" >&2; exit 2 ;;
+    *) break ;;
+  esac
   shift
-fi
+done
 pgmate=${1:-build/bin/pgmate}
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -43,6 +54,8 @@ if [ $quick = 1 ]; then
   steps=${NETWORK_STEPS:-40}
   batch=${NETWORK_BATCH:-64}
   out=${NETWORK_OUT:-build/network-quick.safetensors}
+  compare_seconds=${NETWORK_COMPARE_SECONDS:-3}
+  bench_seconds=1
 else
   db=${NETWORK_DB:-pgmate_network}
   openings=${NETWORK_OPENINGS:-4000}
@@ -52,7 +65,15 @@ else
   steps=${NETWORK_STEPS:-12000}
   batch=${NETWORK_BATCH:-256}
   out=${NETWORK_OUT:-networks/pgmate_default.safetensors}
+  compare_seconds=${NETWORK_COMPARE_SECONDS:-300}
+  bench_seconds=3
 fi
+# tiny as it was (two attention blocks) and as it is, the shipped 32x6, wider and shallower.
+candidates=${NETWORK_CANDIDATES:-'{"filters": 16, "blocks": 2, "attention_blocks": 2, "policy_head": "conv"}
+{"filters": 16, "blocks": 2, "attention_blocks": 0, "policy_head": "conv"}
+{"filters": 32, "blocks": 6, "attention_blocks": 0, "policy_head": "conv"}
+{"filters": 48, "blocks": 4, "attention_blocks": 0, "policy_head": "conv"}
+{"filters": 64, "blocks": 6, "attention_blocks": 0, "policy_head": "conv"}'}
 jobs=${NETWORK_JOBS:-$(nproc)}
 config=${NETWORK_CONFIG:-'{"filters": 32, "blocks": 6, "attention_blocks": 0, "policy_head": "conv"}'}
 precision=${NETWORK_PRECISION:-bf16}
@@ -112,22 +133,58 @@ train="SELECT t.board, t.history, t.repetitions, t.best_move AS played, t.wdl $r
 holdout="SELECT t.board, t.history, t.repetitions, t.best_move AS played, t.wdl $rows AND abs(g.game_hash) % 10 = 0"
 q "SELECT (SELECT count(*) FROM ($train) t) || ' training positions, ' || (SELECT count(*) FROM ($holdout) h)
           || ' held-out positions (games never trained on, no twin in training)'"
-name="network $(echo "$config" | tr -d ' ') steps=$steps"
-start=$(q "SELECT coalesce((SELECT min(id) FROM pgmate.networks WHERE name = 'start of $name'),
-                          pgmate.init_network('start of $name', '$config'::jsonb, seed => 1))")
-trained=$(q "SELECT r.new_network FROM pgmate.training_runs r JOIN pgmate.networks n ON n.id = r.new_network
-             WHERE n.name = '$name' AND r.status = 'finished' ORDER BY r.id LIMIT 1")
-if [ -z "$trained" ]; then
-  say "train: $config, $steps steps of $batch from network $start"
-  "$pgmate" train --db "dbname=$db" --network "$start" --data "$train" --holdout "$holdout" --steps "$steps" \
-    --batch "$batch" --lr "$lr" --name "$name" --option optimizer=adamw --option schedule=cosine \
-    --option warmup_steps=$(( steps / 25 + 1 )) --option log_every=$(( steps / 10 > 0 ? steps / 10 : 1 )) \
-    --option checkpoint_every=$(( steps / 10 > 0 ? steps / 10 : 1 )) --option weight_decay=0.0001 --option precision="$precision" \
-    --option holdout_limit=4096
+
+# train CONFIG STEPS NAME: the network NAME trained from seed 1 (resumed if it was stopped,
+# found if it is done); its id in $trained.
+train() {
+  local config=$1 steps=$2 name=$3 start
+  start=$(q "SELECT coalesce((SELECT min(id) FROM pgmate.networks WHERE name = 'start of $name'),
+                            pgmate.init_network('start of $name', '$config'::jsonb, seed => 1))")
   trained=$(q "SELECT r.new_network FROM pgmate.training_runs r JOIN pgmate.networks n ON n.id = r.new_network
                WHERE n.name = '$name' AND r.status = 'finished' ORDER BY r.id LIMIT 1")
+  if [ -z "$trained" ]; then
+    say "train: $config, $steps steps of $batch from network $start"
+    "$pgmate" train --db "dbname=$db" --network "$start" --data "$train" --holdout "$holdout" --steps "$steps" \
+      --batch "$batch" --lr "$lr" --name "$name" --option optimizer=adamw --option schedule=cosine \
+      --option warmup_steps=$(( steps / 25 + 1 )) --option log_every=$(( steps / 10 > 0 ? steps / 10 : 1 )) \
+      --option checkpoint_every=$(( steps / 10 > 0 ? steps / 10 : 1 )) --option weight_decay=0.0001 \
+      --option precision="$precision" --option holdout_limit=4096
+    trained=$(q "SELECT r.new_network FROM pgmate.training_runs r JOIN pgmate.networks n ON n.id = r.new_network
+                 WHERE n.name = '$name' AND r.status = 'finished' ORDER BY r.id LIMIT 1")
+  fi
+  [ -n "$trained" ] || { echo "train-network: the training of $name did not finish" >&2; exit 1; }
+}
+# The held-out figures of network $1 as a table row's cells.
+holdout_cells() {
+  q "SELECT positions || ' | ' || round(100 * top1::numeric, 1) || '% | ' || round(policy_cross_entropy::numeric, 3)
+            || ' | ' || round(wdl_cross_entropy::numeric, 3) FROM pgmate.network_accuracy($1, \$q\$$holdout\$q\$)"
+}
+
+# ---- 4b. (--compare) the candidates at equal training time
+if [ $compare = 1 ]; then
+  say "compare: each candidate trained for about $compare_seconds s on the same rows, seed 1, $precision"
+  rows=()
+  while IFS= read -r candidate; do
+    [ -n "$candidate" ] || continue
+    # train_bench's last line: name, parameters, train samples/s, forward positions/s, ratio.
+    read -r parameters train_rate forward_rate < <(build/bin/train_bench --seconds "$bench_seconds" --batch "$batch" \
+      --precision "$precision" "$candidate" | tail -n 1 | awk '{print $(NF-3), $(NF-2), $(NF-1)}')
+    compare_steps=$(awk -v r="$train_rate" -v s="$compare_seconds" -v b="$batch" \
+                      'BEGIN { n = int(r * s / b); print n < 2 ? 2 : n }')
+    train "$candidate" "$compare_steps" "compare $(echo "$candidate" | tr -d ' ') steps=$compare_steps"
+    seconds=$(q "SELECT round(extract(epoch FROM finished_at - started_at)) FROM pgmate.training_runs
+                 WHERE new_network = $trained")
+    rows+=("| \`$(echo "$candidate" | tr -d ' ')\` | $parameters | ${train_rate%.*} | ${forward_rate%.*} | $compare_steps | $seconds | $(holdout_cells "$trained") |")
+  done <<< "$candidates"
+  say "compare: held-out figures at equal training time (train_bench rates at batch $batch, $precision)"
+  echo "| configuration | parameters | train samples/s | forward positions/s | steps | seconds | held-out positions | top-1 | policy CE | WDL CE |"
+  echo "|---|---|---|---|---|---|---|---|---|---|"
+  printf '%s\n' "${rows[@]}"
+  exit 0
 fi
-[ -n "$trained" ] || { echo "train-network: the training did not finish" >&2; exit 1; }
+
+name="network $(echo "$config" | tr -d ' ') steps=$steps"
+train "$config" "$steps" "$name"
 
 # ---- 5. the file and the card's figures
 mkdir -p "$(dirname "$out")"

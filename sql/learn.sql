@@ -46,6 +46,12 @@ SELECT given, s->'lr' AS lr, s->'kl_weight' AS kl_weight
 FROM (VALUES ('{"openings": "startpos"}'::jsonb), ('{"network": 1, "openings": "startpos"}'),
              ('{"network": 1, "openings": "startpos", "lr": 0.002, "kl_weight": 0.5}')) AS c (given),
      pgmate.learning_settings(given) s;
+-- on a CUDA worker a new run trains 1,024 positions a step at sqrt(8) times the default
+-- rate, unless the caller gave either; a CPU worker keeps 128
+SELECT device, given, d->'batch' AS batch, d->'lr' AS lr
+FROM (VALUES ('cpu', '{}'::jsonb), ('cuda:0', '{}'), ('cuda:0', '{"network": 1}'), ('cuda:0', '{"batch": 256}'),
+             ('cuda:0', '{"lr": 0.002}')) AS c (device, given),
+     pgmate.learning_device_defaults(pgmate.learning_settings(given || '{"openings": "startpos"}'), given, device) d;
 
 -- bad calls: clear errors, nothing stored
 CALL pgmate.learn('bad', 1, '{"gamez": 3}');

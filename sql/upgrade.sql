@@ -74,6 +74,14 @@ INSERT INTO pgmate.games (white, black, result, moves) VALUES ('old', 'game', '1
 -- weights of pgmate 0.3 and before: a LibTorch archive (a ZIP file), never loaded again
 INSERT INTO pgmate.networks (name, weights, notes)
 VALUES ('old archive', '\x504b03040a0000000000'::bytea, 'from 0.1.0');
+-- networks named by a preset: weights whose metadata says what tiny was (two attention
+-- blocks; only the header is needed here), and bytes that are not weights at all
+INSERT INTO pgmate.networks (name, config, weights, notes)
+SELECT 'old tiny', '{"preset": "tiny"}', set_byte('\x0000000000000000'::bytea, 0, length(header)) || header, 'from 0.1.0'
+FROM (SELECT convert_to('{"__metadata__":{"pgmate_config":"{\"filters\":16,\"blocks\":2,\"attention_blocks\":2,'
+                        || '\"heads\":4,\"se_ratio\":8,\"policy_head\":\"conv\"}"}}', 'UTF8') AS header) h;
+INSERT INTO pgmate.networks (name, config, weights, notes)
+VALUES ('old bytes', '{"preset": "tiny"}', '\x00'::bytea, 'from 0.1.0');
 
 ALTER EXTENSION pgmate UPDATE;
 SELECT extversion FROM pg_extension WHERE extname = 'pgmate';
@@ -169,7 +177,9 @@ SELECT 'upgraded', * FROM (
 -- the games stored before are in the position index the upgrade built
 SELECT pgmate.position_count(play('startpos', '{f2f3,e7e5}'::move[])) AS indexed_by_the_upgrade;
 -- the old network is marked, hashed, and refused without being opened
-SELECT name, notes, weights_sha256 = sha256(weights) AS hashed FROM pgmate.networks;
+SELECT name, notes, weights_sha256 = sha256(weights) AS hashed FROM pgmate.networks WHERE name = 'old archive';
+-- a network named by a preset keeps the configuration its weights were made for
+SELECT name, config FROM pgmate.networks WHERE name LIKE 'old %' ORDER BY id;
 SELECT pgmate.wait_for_worker();
 \set VERBOSITY terse
 SELECT count(*) FROM evaluate(ARRAY['startpos'::board], (SELECT id FROM pgmate.networks WHERE name = 'old archive'));

@@ -28,6 +28,13 @@ SELECT count(*) AS boards,
 -- a small network, stored as a row, evaluated by the worker
 SELECT pgmate.init_network('tiny', '{"filters": 8, "blocks": 1, "attention_blocks": 0}', seed => 7) AS id \gset
 SELECT name, config, length(weights) > 0 AS has_weights FROM pgmate.networks WHERE id = :id;
+-- a row keeps the whole configuration its weights were made for, a preset spelled out
+SELECT config = pgmate.weights_config(weights) AS as_its_weights FROM pgmate.networks WHERE id = :id;
+SELECT pgmate.weights_config(pgmate.network_init_weights('{"preset": "tiny"}', 1)) AS tiny;
+-- bytes that are not weights: too short, a header longer than the bytes, no JSON, no pgmate_config
+SELECT pgmate.weights_config('\x00') AS short, pgmate.weights_config('\xff000000000000007b7d') AS overlong,
+       pgmate.weights_config('\x0300000000000000616263') AS not_json,
+       pgmate.weights_config('\x02000000000000007b7d') AS no_config;
 CREATE TEMP TABLE eval1 AS
   SELECT * FROM evaluate(ARRAY['startpos'::board, play('startpos', 'e2e4'), '7k/5Q2/6K1/8/8/8/8/8 b - - 0 1'], :id);
 SELECT idx, abs(win + draw + loss - 1) < 1e-5 AS wdl_sums_to_1,

@@ -30,13 +30,44 @@ CREATE FUNCTION pgmate.kill_worker() RETURNS bool
 REVOKE ALL ON FUNCTION pgmate.kill_worker() FROM PUBLIC;
 COMMENT ON FUNCTION pgmate.kill_worker() IS 'kills the supervised worker (the supervisor starts a new one)';
 
--- A randomly initialised network: config keys filters, blocks, attention_blocks, heads,
--- se_ratio (defaults: the seed's 128 filters, 8 blocks, attention in the last 2).
+-- The configuration weights were made for (the pgmate_config of their safetensors
+-- metadata, every key spelled out); NULL for bytes that are not such weights. Parallel
+-- restricted: its exception block is a subtransaction, which a parallel worker cannot start.
+CREATE FUNCTION pgmate.weights_config(weights bytea) RETURNS jsonb
+  LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL RESTRICTED
+  AS $$
+  DECLARE
+    header_length bigint;
+  BEGIN
+    -- safetensors: an 8-byte little-endian header length, then the JSON header.
+    IF length(weights) < 8 OR get_byte(weights, 4) <> 0 OR get_byte(weights, 5) <> 0
+       OR get_byte(weights, 6) <> 0 OR get_byte(weights, 7) <> 0 THEN
+      RETURN NULL;
+    END IF;
+    header_length := get_byte(weights, 0)::bigint + (get_byte(weights, 1)::bigint << 8)
+                     + (get_byte(weights, 2)::bigint << 16) + (get_byte(weights, 3)::bigint << 24);
+    IF header_length > length(weights) - 8 THEN
+      RETURN NULL;
+    END IF;
+    RETURN (convert_from(substring(weights FROM 9 FOR header_length::int), 'UTF8')::jsonb
+            -> '__metadata__' ->> 'pgmate_config')::jsonb;
+  EXCEPTION WHEN data_exception THEN
+    RETURN NULL;  -- not UTF-8, not JSON
+  END
+  $$;
+COMMENT ON FUNCTION pgmate.weights_config(bytea) IS
+  'the network configuration stored in safetensors weights (their pgmate_config metadata); NULL for other bytes';
+
+-- A randomly initialised network: config keys preset, filters, blocks, attention_blocks,
+-- heads, se_ratio, policy_head (defaults: the seed's 128 filters, 8 blocks, attention in the
+-- last 2). The row keeps the whole configuration, not a preset's name, so that a preset
+-- redefined by a later pgmate never changes what a stored network is.
 CREATE FUNCTION pgmate.init_network(name text, config jsonb DEFAULT '{}', seed bigint DEFAULT 0)
   RETURNS bigint LANGUAGE sql VOLATILE
   AS $$
+    WITH made AS (SELECT pgmate.network_init_weights(init_network.config::text, init_network.seed) AS weights)
     INSERT INTO pgmate.networks (name, config, weights)
-    VALUES (name, config, pgmate.network_init_weights(config::text, seed))
+    SELECT init_network.name, pgmate.weights_config(made.weights), made.weights FROM made
     RETURNING id
   $$;
 REVOKE ALL ON FUNCTION pgmate.init_network(text, jsonb, bigint) FROM PUBLIC;
@@ -54,8 +85,7 @@ CREATE FUNCTION pgmate.install_network(name text DEFAULT 'default') RETURNS bigi
   AS $$
   DECLARE
     file bytea := pgmate.shipped_network(name);
-    header_length bigint;
-    metadata jsonb;
+    config jsonb;
     found bigint;
   BEGIN
     -- One installer at a time: two calls never make two rows.
@@ -64,16 +94,13 @@ CREATE FUNCTION pgmate.install_network(name text DEFAULT 'default') RETURNS bigi
     IF found IS NOT NULL THEN
       RETURN found;
     END IF;
-    -- safetensors: an 8-byte little-endian header length, then the JSON header.
-    header_length := get_byte(file, 0)::bigint + (get_byte(file, 1)::bigint << 8)
-                     + (get_byte(file, 2)::bigint << 16) + (get_byte(file, 3)::bigint << 24);
-    metadata := convert_from(substring(file FROM 9 FOR header_length::int), 'UTF8')::jsonb -> '__metadata__';
-    IF metadata ->> 'pgmate_config' IS NULL THEN
+    config := pgmate.weights_config(file);
+    IF config IS NULL THEN
       RAISE EXCEPTION 'shipped network % has no pgmate_config in its metadata', name
         USING ERRCODE = 'data_corrupted';
     END IF;
     INSERT INTO pgmate.networks (name, config, weights, notes)
-    VALUES ('pgmate ' || name, (metadata ->> 'pgmate_config')::jsonb, file,
+    VALUES ('pgmate ' || name, config, file,
             'shipped with pgmate ' || (SELECT extversion FROM pg_extension WHERE extname = 'pgmate')
             || ' (networks/README.md of its sources)')
     RETURNING id INTO found;

@@ -1,5 +1,6 @@
 #include "nn/network_config.h"
 
+#include <algorithm>
 #include <stdexcept>
 #include <string_view>
 
@@ -43,17 +44,21 @@ const char* policy_head_name(PolicyHead head) { return head == PolicyHead::kConv
 
 const std::vector<NetworkPreset>& network_presets() {
   static const std::vector<NetworkPreset> presets = [] {
-    auto make = [](int filters, int blocks, PolicyHead head) {
+    auto make = [](int filters, int blocks, int attention_blocks, PolicyHead head) {
       NetworkConfig c;
       c.filters = filters;
       c.blocks = blocks;
-      c.attention_blocks = blocks < 2 ? blocks : 2;
+      c.attention_blocks = attention_blocks;
       c.policy_head = head;
       return c;
     };
-    return std::vector<NetworkPreset>{{"tiny", make(16, 2, PolicyHead::kConv)},
-                                      {"small", make(64, 6, PolicyHead::kConv)},
-                                      {"seed", make(128, 8, PolicyHead::kFc)}};
+    // tiny has no attention: on 16 filters its two attention blocks were three quarters of a
+    // training step's time for no measured gain (bench/RESULTS.md, "configurations for
+    // strength per CPU-second"). A network stores its whole configuration, never a preset's
+    // name, so redefining a preset leaves stored networks as they are.
+    return std::vector<NetworkPreset>{{"tiny", make(16, 2, 0, PolicyHead::kConv)},
+                                      {"small", make(64, 6, 2, PolicyHead::kConv)},
+                                      {"seed", make(128, 8, 2, PolicyHead::kFc)}};
   }();
   return presets;
 }
@@ -113,7 +118,8 @@ NetworkConfig parse_network_config(const std::string& json) {
     }
     *field = int(flat_json_int(f, -1000000000, 1000000000, "network config"));
   }
-  if (!attention_given) c.attention_blocks = c.blocks < 2 ? c.blocks : 2;  // min(2, blocks)
+  // The preset's (or the default's) attention blocks, at most one per block.
+  if (!attention_given) c.attention_blocks = std::min(c.attention_blocks, c.blocks);
   validate_network_config(c);
   return c;
 }

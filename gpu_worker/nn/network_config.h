@@ -19,10 +19,10 @@
 //
 // Presets (network_presets()): a bare name ("small") is accepted wherever the JSON is, and
 // {"preset": "small", "blocks": 4} starts from the preset and overrides the keys given:
-//   tiny    16 filters, 2 blocks, conv head   (tests, smoke runs)
-//   small   64 filters, 6 blocks, conv head   (CPU training)
-//   seed    128 filters, 8 blocks, fc head    (the defaults)
-// A preset leaves attention_blocks to its min(2, blocks) default.
+//   tiny    16 filters, 2 blocks, no attention, conv head   (tests, smoke runs)
+//   small   64 filters, 6 blocks, 2 attention, conv head    (CPU training)
+//   seed    128 filters, 8 blocks, 2 attention, fc head     (the defaults)
+// Unless attention_blocks is given, it is the preset's (or the default's 2), at most blocks.
 //
 // No LibTorch here: the server can validate and print configurations without it.
 #pragma once

@@ -38,6 +38,14 @@ check_match "again: no new games" "$out" "0 games stored|40 of 40 games stored"
 check_match "again: no new labels" "$out" "analysed 0 positions"
 check "again: the same network" "$(sha256sum "$TMP/quick.safetensors" | cut -d' ' -f1)" "$sha"
 
+# The comparison of configurations: each candidate trained on the same rows, a table row each.
+out=$(NETWORK_CANDIDATES='{"filters": 8, "blocks": 1, "attention_blocks": 1, "policy_head": "conv"}
+{"filters": 8, "blocks": 1, "attention_blocks": 0, "policy_head": "conv"}' NETWORK_COMPARE_SECONDS=1 \
+      scripts/train-network.sh --quick --compare "$PGMATE" 2>&1)
+check "compare: exit" "$?" 0
+check "compare: a row a candidate" "$(grep -c '^| `{"filters":8,"blocks":1,"attention_blocks":[01],"policy_head":"conv"}` | [0-9]* | [0-9]* | [0-9]* | [0-9]* | [0-9]* | [0-9]* | [0-9.]*% |' <<< "$out")" 2
+check "compare: the shipped configuration's network untouched" "$(sha256sum "$TMP/quick.safetensors" | cut -d' ' -f1)" "$sha"
+
 # The file plays.
 out=$( (printf 'uci\nisready\nposition startpos\ngo nodes 20\n'; sleep 5; printf 'quit\n') |
        timeout 60 "$PGMATE" uci --network-file "$TMP/quick.safetensors" --simulations 20 2>/dev/null)

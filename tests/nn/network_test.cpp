@@ -257,7 +257,10 @@ TEST(NetworkConfig, TensorListAndParameterCountMatchModules) {
 // Presets by name or as a base that JSON keys override; the policy head's key.
 TEST(NetworkConfig, PresetsAndPolicyHead) {
   const auto tiny = nn::parse_network_config("tiny");
-  EXPECT_EQ(nn::to_json(tiny), R"({"filters":16,"blocks":2,"attention_blocks":2,"heads":4,"se_ratio":8,"policy_head":"conv"})");
+  EXPECT_EQ(nn::to_json(tiny), R"({"filters":16,"blocks":2,"attention_blocks":0,"heads":4,"se_ratio":8,"policy_head":"conv"})");
+  EXPECT_EQ(nn::parse_network_config(R"({"preset": "tiny"})"), tiny);
+  EXPECT_EQ(nn::parse_network_config(R"({"preset": "tiny", "blocks": 4})").attention_blocks, 0);
+  EXPECT_EQ(nn::parse_network_config(R"({"preset": "tiny", "attention_blocks": 1})").attention_blocks, 1);
   const auto small = nn::parse_network_config(" small\n");
   EXPECT_EQ(nn::to_json(small), R"({"filters":64,"blocks":6,"attention_blocks":2,"heads":4,"se_ratio":8,"policy_head":"conv"})");
   EXPECT_EQ(nn::parse_network_config("seed"), nn::NetworkConfig{});

@@ -31,7 +31,10 @@ namespace {
 
 namespace nn = pgmate::worker::nn;
 
-const std::string kTiny = "tiny";
+// 16 filters, 2 blocks, both with attention (the tiny preset before pgmate 0.12.0): every
+// kind of parameter a network has (the attention's positional embedding too), and a policy
+// far enough from uniform that a loss's terms can be told apart.
+const std::string kTiny = R"({"filters": 16, "blocks": 2, "attention_blocks": 2, "policy_head": "conv"})";
 
 nn::TrainOptions options(const std::string& json) { return nn::parse_train_options(json); }
 
@@ -697,7 +700,8 @@ TEST(Trainer, TakeOptimizerContinuesAnotherRunsUpdates) {
   const std::string before = sgd.state();
   expect_throws<std::invalid_argument>([&] { sgd.take_optimizer(state); }, "optimizer \"adamw\"");
   EXPECT_EQ(sgd.state(), before);
-  const std::string other = R"({"preset": "tiny", "heads": 2})";  // the same tensor shapes, another network
+  const std::string other =  // the same tensor shapes, another network
+      R"({"filters": 16, "blocks": 2, "attention_blocks": 2, "heads": 2, "policy_head": "conv"})";
   nn::Trainer different(other, nn::init_network_bytes(nn::parse_network_config(other), 4), std::nullopt,
                         options(json));
   const std::string untouched = different.state();
