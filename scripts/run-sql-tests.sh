@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# The SQL suites: pg_regress (make installcheck), then the import, self-play, analysis, arena (and misbehaving
-# UCI engines), train and learn clients against the project's own server, and the learning loop as
-# a pg_cron job on a server of its own. A server this script starts is stopped again when it ends;
-# one that was already running (make demo) is restarted and left running.
+# The SQL suites: pg_regress (make installcheck), the documentation's checks, then the
+# import, self-play, analysis, arena (and misbehaving UCI engines), train and learn clients
+# against the project's own server, the network recipe, the GPU check's loop stage on the
+# CPU, and the learning loop as a pg_cron job on a server of its own. A server this script
+# starts is stopped again when it ends; one that was already running (make demo) is
+# restarted and left running.
 # Usage: scripts/run-sql-tests.sh PGMATE_BINARY
 set -euo pipefail
 pgmate=$1
@@ -22,6 +24,9 @@ if ! make -s installcheck; then
   head -n 200 regression.diffs 2>/dev/null || true
   exit 1
 fi
+# The documentation: its generated parts as the code gives them, its runnable examples run.
+python3 scripts/docs.py check --pgmate "$pgmate"
+python3 scripts/docs.py examples
 dropdb --if-exists pgmate_import_test
 createdb pgmate_import_test
 tests/cli/import.sh "$pgmate" pgmate_import_test

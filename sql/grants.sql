@@ -1,4 +1,4 @@
--- The README's grant recipes ("Privileges and limits"), each given to a fresh role exactly
+-- The grant recipes of docs/security.md ("Privileges and limits"), each given to a fresh role exactly
 -- as written, do what they promise; and a role that may add games has no hold on the
 -- position index: only the extension's own code writes it.
 SELECT pgmate.wait_for_worker();
@@ -15,7 +15,7 @@ CREATE ROLE pgmate_recipe_analyst;
 CREATE ROLE pgmate_recipe_referee;
 CREATE ROLE pgmate_recipe_importer;
 
--- the README's grants, verbatim but for the roles' names
+-- the grants of docs/security.md, verbatim but for the roles' names
 -- evaluate networks and play self-play with them
 GRANT USAGE ON SCHEMA pgmate TO pgmate_recipe_player;
 GRANT SELECT ON pgmate.networks TO pgmate_recipe_player;              -- evaluate() reads the row on every call
@@ -154,7 +154,7 @@ SELECT move, games FROM pgmate.explorer(play('startpos', '{a2a4,h7h5,a1a3,h8h6,a
 \set VERBOSITY default
 
 -- the index's writers run as the extension's owner, with a fixed search_path, and nobody
--- but those the README names may call them
+-- but those docs/security.md names may call them
 SELECT p.oid::regprocedure AS routine, p.prosecdef AS definer, p.proconfig AS settings,
        has_function_privilege('pgmate_recipe_player', p.oid, 'EXECUTE') AS player_may
   FROM pg_proc p

@@ -175,7 +175,7 @@ CALL pgmate.learn('shared run', 1);
 \set VERBOSITY default
 UPDATE pgmate.learning_runs SET holder_pid = NULL, holder_backend_start = NULL, holder_since = NULL WHERE id = :run;
 
--- 7. The README's recipe for the learning loop, given to a fresh role exactly as written:
+-- 7. The recipe of docs/security.md for the learning loop, given to a fresh role exactly as written:
 -- it begins a run of its own and plays an iteration of it
 SET client_min_messages = warning;
 DO $$
@@ -187,7 +187,7 @@ BEGIN
 END $$;
 RESET client_min_messages;
 CREATE ROLE pgmate_learner;
--- (what the README grants player, trainer and referee)
+-- (what docs/security.md grants player, trainer and referee)
 GRANT USAGE ON SCHEMA pgmate TO pgmate_learner;
 GRANT SELECT ON pgmate.networks TO pgmate_learner;
 GRANT EXECUTE ON FUNCTION evaluate(board[], bigint, board[][], int[]) TO pgmate_learner;

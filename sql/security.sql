@@ -15,7 +15,7 @@ DROP ROLE IF EXISTS pgmate_player;
 RESET client_min_messages;
 CREATE ROLE pgmate_stranger;
 CREATE ROLE pgmate_player;
--- What the README grants a role that evaluates networks and plays self-play with them.
+-- What docs/security.md grants a role that evaluates networks and plays self-play with them.
 GRANT USAGE ON SCHEMA pgmate TO pgmate_player;
 GRANT SELECT ON pgmate.networks TO pgmate_player;
 GRANT EXECUTE ON FUNCTION evaluate(board[], bigint, board[][], int[]) TO pgmate_player;

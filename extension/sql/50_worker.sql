@@ -6,7 +6,7 @@
 -- pgmate.worker_timeout, pgmate.worker_autostart, pgmate.worker_network_memory,
 -- pgmate.worker_perft_max_depth, pgmate.worker_checkers_perft_max_depth.
 -- The worker is shared by every session: the functions that make it allocate or compute
--- on a large scale are not executable by PUBLIC (see the README for what to GRANT).
+-- on a large scale are not executable by PUBLIC (docs/security.md says what to GRANT).
 
 CREATE FUNCTION perft(board, depth int, device text) RETURNS bigint
   AS 'MODULE_PATHNAME', 'board_perft_on_worker' LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED;

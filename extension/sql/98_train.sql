@@ -240,7 +240,7 @@ REVOKE ALL ON FUNCTION pgmate.training_fail(bigint, text) FROM PUBLIC;
 -- Trains a copy of `network` for `steps` steps on the rows of the training query `data`
 -- and returns the new network's id. options: the run's (batch, holdout, holdout_limit,
 -- log_every, checkpoint_every, name) and the trainer's (optimizer, lr, schedule, ...; see
--- the README). NOTICE per log row; cancel and statement_timeout stop it, and the same call
+-- docs/learning.md). NOTICE per log row; cancel and statement_timeout stop it, and the same call
 -- again resumes from the last checkpoint. Outside a transaction block each log row and
 -- checkpoint commits as it is made.
 CREATE PROCEDURE pgmate.train(network bigint, data text, steps bigint, options jsonb DEFAULT '{}',

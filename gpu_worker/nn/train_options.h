@@ -30,7 +30,6 @@
 //                    biases of normalisation layers and heads nor the positional embedding
 //   precision        "auto" (bf16 autocast on CUDA, fp32 on the CPU) | "fp32" | "bf16" (autocast on
 //                    either: on the CPU oneDNN's bf16 kernels where the CPU has them)
-//                    (CUDA only)
 //   seed             dropout's masks: step k draws from a generator seeded with (seed, k)
 #pragma once
 
@@ -49,7 +48,7 @@ struct TrainOptions {
   double eps = 1e-8;       // adamw
   double weight_decay = 1e-4;
   std::string schedule = "constant";
-  std::int64_t warmup_steps = 0;
+  std::int64_t warmup_steps = 0;  // see schedule
   std::int64_t total_steps = 0;  // cosine: required, > warmup_steps
   double lr_min = 0;             // cosine
   std::int64_t step_size = 1000; // step
@@ -58,9 +57,9 @@ struct TrainOptions {
   double label_smoothing = 0;
   double value_weight = 1;
   double kl_weight = 0;
-  double kl_target = 0;
-  double kl_factor = 1.5;
-  double kl_weight_max = 1;
+  double kl_target = 0;       // see kl_weight
+  double kl_factor = 1.5;     // see kl_weight
+  double kl_weight_max = 1;   // see kl_weight
   double dropout = 0;
   std::string precision = "auto";
   std::int64_t seed = 0;

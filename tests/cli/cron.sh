@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# pgmate.learn as a pg_cron job (Debian's postgresql-15-cron), as the README sets it up: a
+# pgmate.learn as a pg_cron job (Debian's postgresql-15-cron), as docs/learning.md sets it up: a
 # server of its own with pg_cron preloaded runs one learning iteration per run of the job;
 # the iteration is stored whole and pg_cron records the run as succeeded. The run's arena
 # plays with the Gumbel root (arena_search). Skipped (and said so) when pg_cron is not

@@ -8,7 +8,7 @@
 # pgmate, and nothing more, holds in an open transaction the advisory key the index once
 # locked on and ACCESS SHARE on the index's lock table; meanwhile other sessions insert,
 # import (pgmate import), merge and delete games without waiting. That role cannot take
-# the lock in the modes the index uses. Then a role given the README's importer grants
+# the lock in the modes the index uses. Then a role given the importer grants of docs/security.md
 # imports with pgmate import. Creates and drops the roles pgmate_lock_reader and
 # pgmate_lock_importer.
 # Prints "index_locks: N passed, M failed" and exits 1 on any failure.
@@ -50,7 +50,7 @@ drop_roles
 q "CREATE ROLE $READER LOGIN;
    GRANT USAGE ON SCHEMA pgmate TO $READER;
    GRANT SELECT ON ALL TABLES IN SCHEMA pgmate TO $READER;" >/dev/null
-# the README's importer recipe
+# the importer recipe of docs/security.md
 q "CREATE ROLE $IMPORTER LOGIN;
    GRANT USAGE ON SCHEMA pgmate TO $IMPORTER;
    GRANT SELECT, INSERT ON pgmate.games TO $IMPORTER;
@@ -108,7 +108,7 @@ check_match "import: not held" "$out" '^imported 300 games (\(0 skipped\) )?in [
 out=$("$PGMATE" import --db "dbname=$DB" --jobs 3 --batch 20 --duplicates skip "$TMP/games.pgn" 2>&1)
 check_match "import skipping copies: not held" "$out" '^imported 0 games \(0 skipped, 300 duplicates\) in [0-9.]+ s$'
 
-# ---- the README's importer recipe: pgmate import with its parallel merge
+# ---- the importer recipe of docs/security.md: pgmate import with its parallel merge
 out=$("$PGMATE" import --db "dbname=$DB user=$IMPORTER" --jobs 3 --batch 20 "$TMP/games.pgn" 2>&1)
 check_match "importer: pgmate import" "$out" '^imported 300 games (\(0 skipped\) )?in [0-9.]+ s$'
 unset PGOPTIONS
