@@ -14,7 +14,8 @@ In README.md and docs/*.md:
   from the TrainOptions struct and their meaning from the comment above it
   (gpu_worker/nn/train_options.h).
 `check` also fails when docs/troubleshooting.md leaves out a SQLSTATE that the extension
-raises (ERRCODE_... in extension/*.cpp, ERRCODE = '...' in extension/sql/*.sql).
+raises (ERRCODE_... in extension/*.cpp, ERRCODE = '...' in extension/sql/*.sql), and when
+docs/learning.md leaves out an option of self-play (core/mcts/selfplay.cpp's set_option).
 
 `examples` runs each ```sql block that follows a `<!-- runnable -->` line, in order, each
 page in a fresh database with the extension (ON_ERROR_STOP: the first error fails, naming
@@ -176,6 +177,13 @@ def main():
     missing = sorted(c for c in raised_sqlstates() if "`%s`" % c not in open("docs/troubleshooting.md").read())
     if missing:
         print("docs: docs/troubleshooting.md leaves out SQLSTATEs the extension raises: %s" % ", ".join(missing))
+    # Self-play's options, as set_option knows them, each named in docs/learning.md.
+    learning = open("docs/learning.md").read()
+    selfplay = sorted(set(re.findall(r'name == "(\w+)"', open("core/mcts/selfplay.cpp").read())))
+    undocumented = [o for o in selfplay if "`%s`" % o not in learning]
+    if undocumented:
+        print("docs: docs/learning.md leaves out self-play options: %s" % ", ".join(undocumented))
+        missing += undocumented
     if stale:
         print("docs: generated parts out of date in %s: run scripts/docs.py write" % ", ".join(stale))
     if args.mode == "check":
