@@ -52,10 +52,11 @@ const std::vector<NetworkPreset>& network_presets() {
       c.policy_head = head;
       return c;
     };
-    // tiny has no attention: on 16 filters its two attention blocks were three quarters of a
-    // training step's time for no measured gain (bench/RESULTS.md, "configurations for
-    // strength per CPU-second"). A network stores its whole configuration, never a preset's
-    // name, so redefining a preset leaves stored networks as they are.
+    // tiny has no attention: on 16 filters its two attention blocks took 40% of a bf16
+    // training step (75% in fp32) and lost to the network without them at equal training
+    // time (bench/RESULTS.md, "Configurations for strength per CPU-second"). A network row
+    // stores its whole configuration, never a preset's name, so redefining a preset leaves
+    // stored networks as they are.
     return std::vector<NetworkPreset>{{"tiny", make(16, 2, 0, PolicyHead::kConv)},
                                       {"small", make(64, 6, 2, PolicyHead::kConv)},
                                       {"seed", make(128, 8, 2, PolicyHead::kFc)}};
