@@ -20,8 +20,9 @@
 # --quick runs every stage at a size that takes about a minute, to check that the pieces
 # fit (tests/cli/network_recipe.sh); it writes to build/, never to networks/.
 # --compare stops after the labels and trains each candidate configuration on the same
-# rows for the same time instead (its steps from its bench/train_bench rate), then prints
-# their held-out figures next to their speeds: how the configuration was chosen.
+# rows for the same time instead (its steps from its bench/train_bench rate, measured on an
+# otherwise idle machine), then prints their held-out figures next to their speeds: how the
+# configuration was chosen.
 #
 # Settings (environment): NETWORK_DB (pgmate_network), NETWORK_OPENINGS (4000 lines),
 # NETWORK_GAMES (8000), NETWORK_PLAY_NODES (400: the sides play at this and 1.5 times it),
@@ -166,15 +167,20 @@ if [ $compare = 1 ]; then
   rows=()
   while IFS= read -r candidate; do
     [ -n "$candidate" ] || continue
+    cfg=$(echo "$candidate" | tr -d ' ')
     # train_bench's last line: name, parameters, train samples/s, forward positions/s, ratio.
-    read -r parameters train_rate forward_rate < <(build/bin/train_bench --seconds "$bench_seconds" --batch "$batch" \
-      --precision "$precision" "$candidate" | tail -n 1 | awk '{print $(NF-3), $(NF-2), $(NF-1)}')
-    compare_steps=$(awk -v r="$train_rate" -v s="$compare_seconds" -v b="$batch" \
-                      'BEGIN { n = int(r * s / b); print n < 2 ? 2 : n }')
-    train "$candidate" "$compare_steps" "compare $(echo "$candidate" | tr -d ' ') steps=$compare_steps"
+    read -r parameters train_rate forward_rate < <("$(dirname "$pgmate")/train_bench" --seconds "$bench_seconds" \
+      --batch "$batch" --precision "$precision" "$candidate" | tail -n 1 | awk '{print $(NF-3), $(NF-2), $(NF-1)}')
+    # A candidate keeps the steps of the last measurement stored, so that a stopped
+    # comparison resumes its training (another NETWORK_DB measures afresh).
+    compare_steps=$(q "SELECT max(substring(name FROM 'steps=([0-9]+)\$')::int) FROM pgmate.networks
+                       WHERE name LIKE 'start of compare $cfg steps=%'")
+    [ -n "$compare_steps" ] || compare_steps=$(awk -v r="$train_rate" -v s="$compare_seconds" -v b="$batch" \
+                                                 'BEGIN { n = int(r * s / b); print n < 2 ? 2 : n }')
+    train "$candidate" "$compare_steps" "compare $cfg steps=$compare_steps"
     seconds=$(q "SELECT round(extract(epoch FROM finished_at - started_at)) FROM pgmate.training_runs
                  WHERE new_network = $trained")
-    rows+=("| \`$(echo "$candidate" | tr -d ' ')\` | $parameters | ${train_rate%.*} | ${forward_rate%.*} | $compare_steps | $seconds | $(holdout_cells "$trained") |")
+    rows+=("| \`$cfg\` | $parameters | ${train_rate%.*} | ${forward_rate%.*} | $compare_steps | $seconds | $(holdout_cells "$trained") |")
   done <<< "$candidates"
   say "compare: held-out figures at equal training time (train_bench rates at batch $batch, $precision)"
   echo "| configuration | parameters | train samples/s | forward positions/s | steps | seconds | held-out positions | top-1 | policy CE | WDL CE |"
