@@ -59,8 +59,14 @@ for lib in $libraries; do
 done
 mapfile -t packages < <(printf '%s\n' "${packages[@]}" | sort -u)
 echo "gpu-bundle: ${#packages[@]} packages: ${packages[*]}"
-(cd "$work/debs" && apt-get download "${packages[@]}" >/dev/null 2>"$work/apt.log") ||
-  { cat "$work/apt.log" >&2; echo "gpu-bundle: apt-get download failed (after apt-get update?)" >&2; exit 1; }
+# Without package lists (a machine whose packages were all there, so the setup step never
+# ran apt-get update) the download fails once: update the lists and try again.
+download() { (cd "$work/debs" && apt-get download "${packages[@]}" >/dev/null 2>"$work/apt.log"); }
+if ! download; then
+  echo "gpu-bundle: apt-get download failed; apt-get update, then again" >&2
+  apt-get update -q >/dev/null 2>>"$work/apt.log" || true
+  download || { cat "$work/apt.log" >&2; echo "gpu-bundle: apt-get download failed" >&2; exit 1; }
+fi
 for deb in "$work"/debs/*.deb; do dpkg -x "$deb" "$tree"; done
 
 # ---- what a server does not need
