@@ -5,6 +5,7 @@
 //                    [--precision fp32|bf16|auto] [CONFIG ...]
 //        (default configurations: the presets tiny, small and seed)
 // Batches are real positions from random games, each with a one-hot target on a legal move.
+// The first line after the settings is the cost of encoding a training row on the host.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -62,6 +63,39 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
+// Microseconds to encode one position with 3 earlier ones (nn::encode, as the worker does
+// for every training row), over positions of random games: what keeping rows encoded
+// between epochs could save at most.
+double encode_microseconds(unsigned seed) {
+  std::mt19937 rng(seed);
+  std::vector<std::vector<chess::Board>> histories;
+  for (int game = 0; game < 500; ++game) {
+    chess::Board board = chess::parse_fen("startpos");
+    std::vector<chess::Board> history{board};
+    for (int ply = 0; ply < 60; ++ply) {
+      chess::MoveList list;
+      chess::legal_moves(board, list);
+      if (list.size == 0) break;
+      board.play(list.moves[rng() % std::uint32_t(list.size)]);
+      history.insert(history.begin(), board);
+      if (history.size() > 4) history.pop_back();
+      histories.push_back(history);
+    }
+  }
+  std::vector<float> planes(nn::kInputSize);
+  double checksum = 0;
+  int encoded = 0;
+  const auto t0 = std::chrono::steady_clock::now();
+  while (encoded < 100000) {
+    for (const auto& h : histories) nn::encode(h.data(), int(h.size()), planes.data());
+    checksum += planes[0];
+    encoded += int(histories.size());
+  }
+  const double seconds = seconds_since(t0);
+  if (checksum < 0) std::printf("%g\n", checksum);  // keeps the loop
+  return seconds / encoded * 1e6;
+}
+
 int run(int argc, char** argv) {
   int batch = 256;
   double min_seconds = 4;
@@ -81,6 +115,8 @@ int run(int argc, char** argv) {
   const wnn::TrainBatch data = real_batch(batch, 1);
   std::printf("batch %d, device %s, precision %s, %d intra-op threads\n", batch, device.c_str(), precision.c_str(),
               torch::get_num_threads());
+  std::printf("host encoding (nn::encode, a position and 3 earlier ones): %.2f us a position\n",
+              encode_microseconds(7));
   std::printf("%-8s %12s %18s %20s %8s\n", "config", "parameters", "train samples/s", "forward positions/s", "ratio");
   for (const std::string& name : configs) {
     const wnn::NetworkConfig config = wnn::parse_network_config(name);
