@@ -56,6 +56,14 @@ case $stage in check | loop) ;; *) usage ;; esac
 summary=()
 note() { echo "gpu-check: $*"; summary+=("$*"); }
 t_start=$SECONDS
+# The total and the summary (summary.txt and standard output), then the exit status $1.
+finish() {
+  note "total $((SECONDS - t_start)) s"
+  printf '%s\n' "${summary[@]}" >"$OUT/summary.txt"
+  echo "==== summary"
+  cat "$OUT/summary.txt"
+  exit "$1"
+}
 
 # ---- 1. the machine
 nvidia-smi --query-gpu=name,compute_cap,driver_version,memory.total --format=csv,noheader >"$OUT/gpu.txt" 2>&1
@@ -81,9 +89,7 @@ run_loop() {
   OUT=$OUT "$ROOT/scripts/gpu-loop.sh" "$1" "$device" $quick ${LOOP_SECONDS:+--seconds "$LOOP_SECONDS"}
   local status=$?
   [ $status -eq 0 ] && note "ok   the loop stage (loop.txt)" || note "FAIL the loop stage (loop.txt, server.log)"
-  note "total $((SECONDS - t_start)) s"
-  printf '%s\n' "${summary[@]}" >"$OUT/summary.txt"
-  exit $status
+  finish $status
 }
 if [ "$stage" = loop ] && [ -n "$worker" ]; then
   run_loop "$(readlink -f "$worker")"
@@ -185,8 +191,4 @@ if [ -n "$run_bench" ]; then
   note "benchmarks took $((SECONDS - t0)) s"
 fi
 
-note "total $((SECONDS - t_start)) s"
-printf '%s\n' "${summary[@]}" >"$OUT/summary.txt"
-echo "==== summary"
-cat "$OUT/summary.txt"
-exit $failed
+finish $failed

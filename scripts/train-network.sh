@@ -155,10 +155,11 @@ train() {
   fi
   [ -n "$trained" ] || { echo "train-network: the training of $name did not finish" >&2; exit 1; }
 }
-# The held-out figures of network $1 as a table row's cells.
-holdout_cells() {
-  q "SELECT positions || ' | ' || round(100 * top1::numeric, 1) || '% | ' || round(policy_cross_entropy::numeric, 3)
-            || ' | ' || round(wdl_cross_entropy::numeric, 3) FROM pgmate.network_accuracy($1, \$q\$$holdout\$q\$)"
+# The held-out figures of network $1: positions, top-1 %, policy and WDL cross-entropy, as
+# "a|b|c|d".
+holdout_figures() {
+  q "SELECT positions || '|' || round(100 * top1::numeric, 1) || '|' || round(policy_cross_entropy::numeric, 3)
+            || '|' || round(wdl_cross_entropy::numeric, 3) FROM pgmate.network_accuracy($1, \$q\$$holdout\$q\$)"
 }
 
 # ---- 4b. (--compare) the candidates at equal training time
@@ -180,7 +181,8 @@ if [ $compare = 1 ]; then
     train "$candidate" "$compare_steps" "compare $cfg steps=$compare_steps"
     seconds=$(q "SELECT round(extract(epoch FROM finished_at - started_at)) FROM pgmate.training_runs
                  WHERE new_network = $trained")
-    rows+=("| \`$cfg\` | $parameters | ${train_rate%.*} | ${forward_rate%.*} | $compare_steps | $seconds | $(holdout_cells "$trained") |")
+    IFS='|' read -r positions top1 policy_ce wdl_ce < <(holdout_figures "$trained")
+    rows+=("| \`$cfg\` | $parameters | ${train_rate%.*} | ${forward_rate%.*} | $compare_steps | $seconds | $positions | $top1% | $policy_ce | $wdl_ce |")
   done <<< "$candidates"
   say "compare: held-out figures at equal training time (train_bench rates at batch $batch, $precision)"
   echo "| configuration | parameters | train samples/s | forward positions/s | steps | seconds | held-out positions | top-1 | policy CE | WDL CE |"
@@ -197,9 +199,8 @@ mkdir -p "$(dirname "$out")"
 q "SELECT encode(weights, 'base64') FROM pgmate.networks WHERE id = $trained" | base64 -d > "$out.partial"
 mv "$out.partial" "$out"
 say "network $trained written to $out: $(stat -c %s "$out") bytes, SHA-256 $(sha256sum "$out" | cut -d' ' -f1)"
-q "SELECT 'held-out: ' || positions || ' positions, top-1 against Stockfish''s move ' || round(100 * top1::numeric, 1)
-          || '%, policy cross-entropy ' || round(policy_cross_entropy::numeric, 3) || ', WDL cross-entropy against
-          Stockfish''s WDL ' || round(wdl_cross_entropy::numeric, 3) FROM pgmate.network_accuracy($trained, \$q\$$holdout\$q\$)"
+IFS='|' read -r positions top1 policy_ce wdl_ce < <(holdout_figures "$trained")
+echo "held-out: $positions positions, top-1 against Stockfish's move $top1%, policy cross-entropy $policy_ce, WDL cross-entropy against Stockfish's WDL $wdl_ce"
 q "SELECT 'corpus: ' || count(*) || ' games, ' || sum(ply_count) || ' plies; labels: ' ||
           (SELECT count(*) FROM pgmate.position_evals WHERE engine = '$engine' AND limits = 'nodes=$label_nodes')
    FROM pgmate.games WHERE id IN ($corpus)"
