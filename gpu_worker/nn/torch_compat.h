@@ -3,9 +3,9 @@
 // PGMATE_TORCH_CUDA is defined by CMake).
 #pragma once
 
-#include <string>
-
 #include <cstdint>
+#include <optional>
+#include <string>
 
 #include <torch/torch.h>
 #include <torch/version.h>

@@ -11,6 +11,7 @@
 #include <torch/torch.h>
 
 #include "nn/network.h"
+#include "nn/optimizer.h"
 #include "nn/safetensors.h"
 #include "nn/torch_compat.h"
 
@@ -92,6 +93,45 @@ struct BatchTensors {
   torch::Tensor weight;        // [N], normalised to sum 1
 };
 
+// Host arrays gathered into one byte buffer, each part 8-byte aligned so that it can be
+// viewed as its own type.
+class HostPack {
+ public:
+  template <class T>
+  std::size_t add(const T* data, std::size_t count) {
+    const std::size_t at = bytes_;
+    parts_.push_back({reinterpret_cast<const char*>(data), count * sizeof(T), at});
+    bytes_ = (at + count * sizeof(T) + 7) / 8 * 8;
+    return at;
+  }
+  // On CUDA: pinned, copied without blocking (the host allocator keeps the pinned block until
+  // the copy is done). On the CPU the buffer itself.
+  torch::Tensor to(const torch::Device& device) const {
+    const bool cuda = device.is_cuda();
+    torch::Tensor host = torch::empty({static_cast<std::int64_t>(bytes_)},
+                                      torch::TensorOptions().dtype(torch::kUInt8).pinned_memory(cuda));
+    auto* base = static_cast<char*>(host.data_ptr());
+    for (const Part& p : parts_)
+      if (p.bytes) std::memcpy(base + p.at, p.data, p.bytes);
+    return cuda ? host.to(device, torch::kUInt8, /*non_blocking=*/true) : host;
+  }
+  static torch::Tensor view(const torch::Tensor& packed, std::size_t at, torch::ScalarType type,
+                            std::vector<std::int64_t> shape) {
+    std::int64_t elements = 1;
+    for (std::int64_t d : shape) elements *= d;
+    const auto bytes = elements * static_cast<std::int64_t>(c10::elementSize(type));
+    return packed.narrow(0, static_cast<std::int64_t>(at), bytes).view(type).view(shape);
+  }
+
+ private:
+  struct Part {
+    const char* data;
+    std::size_t bytes, at;
+  };
+  std::vector<Part> parts_;
+  std::size_t bytes_ = 0;
+};
+
 BatchTensors to_tensors(const TrainBatch& b, const torch::Device& device) {
   if (b.size <= 0) bad_batch("size " + std::to_string(b.size) + " (at least one position)");
   const auto n = static_cast<std::size_t>(b.size);
@@ -143,19 +183,30 @@ BatchTensors to_tensors(const TrainBatch& b, const torch::Device& device) {
   if (!(weight_sum > 0)) bad_batch("the weights sum to 0");
   for (float& w : weight) w = static_cast<float>(w / weight_sum);
 
+  // One buffer (pinned on CUDA), one asynchronous copy to the device: a copy from pageable
+  // memory would wait for the device to finish the previous step, once per tensor.
   const auto n64 = static_cast<std::int64_t>(n), w64 = static_cast<std::int64_t>(width);
-  const auto f32 = torch::TensorOptions().dtype(torch::kFloat32);
-  const auto u8 = torch::TensorOptions().dtype(torch::kUInt8);
+  HostPack pack;
+  const std::size_t at_planes = pack.add(b.planes.data(), b.planes.size());
+  const std::size_t at_slots = pack.add(slots.data(), slots.size());
+  const std::size_t at_legal = pack.add(legal.data(), legal.size());
+  const std::size_t at_mask = pack.add(softmax_mask.data(), softmax_mask.size());
+  const std::size_t at_target = pack.add(target.data(), target.size());
+  const std::size_t at_count = pack.add(count.data(), count.size());
+  const std::size_t at_has_legal = pack.add(has_legal.data(), has_legal.size());
+  const std::size_t at_wdl = pack.add(b.wdl.data(), b.wdl.size());
+  const std::size_t at_weight = pack.add(weight.data(), weight.size());
+  const torch::Tensor packed = pack.to(device);
   BatchTensors t;
-  t.planes = torch::from_blob(const_cast<float*>(b.planes.data()), {n64, kInputPlanes, 8, 8}, f32).to(device, torch::kFloat32, false, true);
-  t.slots = torch::from_blob(slots.data(), {n64, w64}, torch::TensorOptions().dtype(torch::kInt64)).to(device, torch::kInt64, false, true);
-  t.legal = torch::from_blob(legal.data(), {n64, w64}, u8).to(device, torch::kBool, false, true);
-  t.softmax_mask = torch::from_blob(softmax_mask.data(), {n64, w64}, u8).to(device, torch::kBool, false, true);
-  t.target = torch::from_blob(target.data(), {n64, w64}, f32).to(device, torch::kFloat32, false, true);
-  t.legal_count = torch::from_blob(count.data(), {n64}, f32).to(device, torch::kFloat32, false, true);
-  t.has_legal = torch::from_blob(has_legal.data(), {n64}, u8).to(device, torch::kBool, false, true);
-  t.wdl = torch::from_blob(const_cast<float*>(b.wdl.data()), {n64, kWdlSize}, f32).to(device, torch::kFloat32, false, true);
-  t.weight = torch::from_blob(weight.data(), {n64}, f32).to(device, torch::kFloat32, false, true);
+  t.planes = HostPack::view(packed, at_planes, torch::kFloat32, {n64, kInputPlanes, 8, 8});
+  t.slots = HostPack::view(packed, at_slots, torch::kInt64, {n64, w64});
+  t.legal = HostPack::view(packed, at_legal, torch::kBool, {n64, w64});
+  t.softmax_mask = HostPack::view(packed, at_mask, torch::kBool, {n64, w64});
+  t.target = HostPack::view(packed, at_target, torch::kFloat32, {n64, w64});
+  t.legal_count = HostPack::view(packed, at_count, torch::kFloat32, {n64});
+  t.has_legal = HostPack::view(packed, at_has_legal, torch::kBool, {n64});
+  t.wdl = HostPack::view(packed, at_wdl, torch::kFloat32, {n64, kWdlSize});
+  t.weight = HostPack::view(packed, at_weight, torch::kFloat32, {n64});
   return t;
 }
 
@@ -169,6 +220,16 @@ torch::Tensor legal_log_softmax(const torch::Tensor& logits, const BatchTensors&
   const auto legal_logits = logits.to(torch::kFloat32).gather(1, b.slots)
                                 .masked_fill(b.softmax_mask.logical_not(), -std::numeric_limits<float>::infinity());
   return torch::log_softmax(legal_logits, 1).masked_fill(b.softmax_mask.logical_not(), 0.0);
+}
+
+// Scalars on the device, read back to the host in one copy (float64).
+std::vector<double> read_values(const std::vector<torch::Tensor>& scalars) {
+  torch::NoGradGuard no_grad;
+  std::vector<torch::Tensor> parts;
+  for (const torch::Tensor& t : scalars) parts.push_back(t.detach().to(torch::kFloat64).reshape({1}));
+  const torch::Tensor host = torch::cat(parts).to(torch::kCPU).contiguous();
+  const double* p = host.data_ptr<double>();
+  return std::vector<double>(p, p + host.numel());
 }
 
 // A non-negative decimal of a checkpoint's metadata.
@@ -248,9 +309,7 @@ struct Trainer::Impl {
   Network reference{nullptr};
   std::string reference_checksum = kNoReference;
   std::vector<std::pair<std::string, torch::Tensor>> parameters;
-  std::vector<bool> decayed;  // per parameter: whether weight decay applies
-  std::vector<torch::Tensor> first_moment;   // sgd momentum, adamw exp_avg
-  std::vector<torch::Tensor> second_moment;  // adamw exp_avg_sq
+  OptimizerState optimizer;  // the same parameters, in the same order, and their buffers
   std::int64_t step = 0;
   std::int64_t optimizer_step = 0;  // AdamW's bias correction; above step when taken from another run
   double kl_weight = 0;
@@ -284,9 +343,10 @@ struct Trainer::Impl {
       parameters.emplace_back(item.key(), item.value());
       // Weight decay shrinks weights, not the gains and biases of normalisation layers and
       // heads (one dimension) nor the attention's positional embedding.
-      decayed.push_back(item.value().dim() > 1 && item.key().find("position") == std::string::npos);
-      first_moment.push_back(torch::zeros_like(item.value()));
-      if (options.optimizer == "adamw") second_moment.push_back(torch::zeros_like(item.value()));
+      optimizer.parameters.push_back(item.value());
+      optimizer.decayed.push_back(item.value().dim() > 1 && item.key().find("position") == std::string::npos);
+      optimizer.first_moment.push_back(torch::zeros_like(item.value()));
+      if (options.optimizer == "adamw") optimizer.second_moment.push_back(torch::zeros_like(item.value()));
     }
   }
 
@@ -340,36 +400,6 @@ struct Trainer::Impl {
     for (auto& [name, p] : parameters) p.mutable_grad() = torch::Tensor();
   }
 
-  // The optimizer's update of step `step` with learning rate lr (PyTorch's SGD and AdamW).
-  void apply_update(double lr) {
-    torch::NoGradGuard no_grad;
-    const double wd = options.weight_decay;
-    if (options.optimizer == "sgd") {
-      for (std::size_t i = 0; i < parameters.size(); ++i) {
-        torch::Tensor& p = parameters[i].second;
-        torch::Tensor g = p.grad();
-        if (wd > 0 && decayed[i]) g = g.add(p, wd);
-        torch::Tensor& buffer = first_moment[i];
-        buffer.mul_(options.momentum).add_(g);
-        const torch::Tensor direction = options.nesterov ? g.add(buffer, options.momentum) : buffer;
-        p.add_(direction, -lr);
-      }
-      return;
-    }
-    const double t = static_cast<double>(optimizer_step + 1);
-    const double bias1 = 1 - std::pow(options.beta1, t);
-    const double bias2 = 1 - std::pow(options.beta2, t);
-    for (std::size_t i = 0; i < parameters.size(); ++i) {
-      torch::Tensor& p = parameters[i].second;
-      const torch::Tensor& g = p.grad();
-      if (wd > 0 && decayed[i]) p.mul_(1 - lr * wd);
-      first_moment[i].mul_(options.beta1).add_(g, 1 - options.beta1);
-      second_moment[i].mul_(options.beta2).addcmul_(g, g, 1 - options.beta2);
-      const torch::Tensor denominator = (second_moment[i].sqrt() / std::sqrt(bias2)).add_(options.eps);
-      p.addcdiv_(first_moment[i], denominator, -lr / bias1);
-    }
-  }
-
   StepMetrics train_step(const TrainBatch& batch) {
     torch_compat::StreamScope stream(device);
     const BatchTensors b = to_tensors(batch, device);
@@ -377,41 +407,45 @@ struct Trainer::Impl {
     generator.set_current_seed(step_seed(options.seed, step));
     clear_gradients();
     const LossParts parts = losses(b, /*training=*/true, /*with_kl=*/true);
+    parts.total.backward();
+    std::vector<torch::Tensor> gradients;
+    for (auto& [name, p] : parameters) {
+      if (!p.grad().defined()) p.mutable_grad() = torch::zeros_like(p);  // unused by this batch
+      gradients.push_back(p.grad());
+    }
 
+    // The step's one read from the device: the losses, the accuracy and the gradients' norm
+    // together (each read would wait for the device, which then idles while the host queues
+    // the next kernels). A non-finite loss or gradient still leaves the weights unchanged.
+    const std::vector<double> read = read_values({parts.policy, parts.value, parts.kl, parts.total,
+                                                  parts.accuracy, squared_norm(gradients)});
     StepMetrics m;
     m.step = step;
     m.positions = batch.size;
-    m.policy_loss = parts.policy.item<double>();
-    m.value_loss = parts.value.item<double>();
-    m.kl = parts.kl.item<double>();
-    m.total_loss = parts.total.item<double>();
-    m.accuracy = parts.accuracy.item<double>();
+    m.policy_loss = read[0];
+    m.value_loss = read[1];
+    m.kl = read[2];
+    m.total_loss = read[3];
+    m.accuracy = read[4];
+    m.grad_norm = std::sqrt(read[5]);
     m.kl_weight = reference ? kl_weight : 0.0;
     m.lr = scheduled_lr(options, step);
     if (!std::isfinite(m.total_loss)) {
+      clear_gradients();
       throw std::runtime_error("training step " + std::to_string(step) + ": the loss is not finite (policy " +
                                number_text(m.policy_loss) + ", value " + number_text(m.value_loss) + ", kl " +
                                number_text(m.kl) + "); the weights are unchanged");
     }
-    parts.total.backward();
-
-    torch::Tensor squares = torch::zeros({}, torch::TensorOptions().dtype(torch::kFloat64).device(device));
-    for (auto& [name, p] : parameters) {
-      if (!p.grad().defined()) p.mutable_grad() = torch::zeros_like(p);  // unused by this batch
-      squares = squares + p.grad().to(torch::kFloat64).pow(2).sum();
-    }
-    m.grad_norm = std::sqrt(squares.item<double>());
     if (!std::isfinite(m.grad_norm)) {
       clear_gradients();
       throw std::runtime_error("training step " + std::to_string(step) +
                                ": the gradients are not finite; the weights are unchanged");
     }
     if (options.grad_clip > 0 && m.grad_norm > options.grad_clip) {
-      const double scale = options.grad_clip / (m.grad_norm + 1e-6);  // clip_grad_norm_'s rule
       torch::NoGradGuard no_grad;
-      for (auto& [name, p] : parameters) p.grad().mul_(scale);
+      at::_foreach_mul_(gradients, options.grad_clip / (m.grad_norm + 1e-6));  // clip_grad_norm_'s rule
     }
-    apply_update(m.lr);
+    apply_update(options, m.lr, optimizer_step, optimizer, gradients);
     clear_gradients();
     ++step;
     ++optimizer_step;
@@ -438,12 +472,13 @@ struct Trainer::Impl {
       throw;
     }
     network->train();
+    const std::vector<double> read = read_values({parts.policy, parts.value, parts.kl, parts.total, parts.accuracy});
     EvalMetrics m;
-    m.policy_loss = parts.policy.item<double>();
-    m.value_loss = parts.value.item<double>();
-    m.kl = parts.kl.item<double>();
-    m.total_loss = parts.total.item<double>();
-    m.accuracy = parts.accuracy.item<double>();
+    m.policy_loss = read[0];
+    m.value_loss = read[1];
+    m.kl = read[2];
+    m.total_loss = read[3];
+    m.accuracy = read[4];
     m.kl_weight = reference ? kl_weight : 0.0;
     m.positions = batch.size;
     return m;
@@ -483,8 +518,8 @@ struct Trainer::Impl {
       second = read(".exp_avg_sq");
     }
     if (!left.empty()) bad_state("unexpected tensor \"" + left.begin()->first + "\"");
-    first_moment = std::move(first);
-    second_moment = std::move(second);
+    optimizer.first_moment = std::move(first);
+    optimizer.second_moment = std::move(second);
     optimizer_step = c.optimizer_step;
   }
 
@@ -516,10 +551,10 @@ struct Trainer::Impl {
       }
     };
     if (options.optimizer == "sgd") {
-      add_buffers(first_moment, ".momentum");
+      add_buffers(optimizer.first_moment, ".momentum");
     } else {
-      add_buffers(first_moment, ".exp_avg");
-      add_buffers(second_moment, ".exp_avg_sq");
+      add_buffers(optimizer.first_moment, ".exp_avg");
+      add_buffers(optimizer.second_moment, ".exp_avg_sq");
     }
     return write_safetensors(metadata, inputs);
   }
