@@ -95,8 +95,9 @@ pid_t start_worker() {
     for (int fd = 3; fd < 1024; ++fd) close(fd);
     const std::string memory = std::to_string(pgmate::pg::worker_network_memory_mb);
     const char* precision = pgmate::pg::kWorkerPrecisions[pgmate::pg::worker_precision_setting];
+    const char* encode = pgmate::pg::kWorkerEncodings[pgmate::pg::worker_encode_setting];
     execl(command.c_str(), command.c_str(), "--socket", socket.c_str(), "--device", device, "--precision", precision,
-          "--network-memory-mb", memory.c_str(), (char*)nullptr);
+          "--encode", encode, "--network-memory-mb", memory.c_str(), (char*)nullptr);
     _exit(127);
   }
   ereport(LOG, (errmsg("pgmate: started worker %s (pid %d) on %s", command.c_str(), int(pid), socket.c_str())));
@@ -177,6 +178,14 @@ void _PG_init(void) {
                            "Takes effect when the supervisor next starts the worker.",
                            &pgmate::pg::worker_precision_setting, 0, precisions, PGC_SIGHUP, 0, nullptr, nullptr,
                            nullptr);
+  // Where the network's input planes are made (the worker's --encode).
+  static const struct config_enum_entry encodings[] = {
+      {"auto", 0, false}, {"host", 1, false}, {"device", 2, false}, {nullptr, 0, false}};
+  DefineCustomEnumVariable("pgmate.worker_encode",
+                           "Where the worker makes the network's input planes: auto (on the GPU when it has the GPU "
+                           "encoder), host or device.",
+                           "Takes effect when the supervisor next starts the worker.", &pgmate::pg::worker_encode_setting,
+                           0, encodings, PGC_SIGHUP, 0, nullptr, nullptr, nullptr);
   DefineCustomIntVariable("pgmate.worker_timeout", "How long a call waits for the worker.", nullptr,
                           &pgmate::pg::worker_timeout_ms, 60000, 100, 3600 * 1000, PGC_USERSET, GUC_UNIT_MS, nullptr,
                           nullptr, nullptr);

@@ -15,6 +15,7 @@ char* worker_socket_setting = nullptr;
 char* worker_command_setting = nullptr;
 char* worker_device_setting = nullptr;
 int worker_precision_setting = 0;
+int worker_encode_setting = 0;
 int worker_timeout_ms = 60000;
 int worker_network_memory_mb = 2048;
 int worker_perft_max_depth = 10;

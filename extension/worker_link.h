@@ -13,6 +13,8 @@ extern char* worker_command_setting;  // pgmate.worker_command: '' = pgmate-work
 extern char* worker_device_setting;   // pgmate.worker_device: auto, cpu, cuda
 extern int worker_precision_setting;  // pgmate.worker_precision: an index of kWorkerPrecisions
 inline constexpr const char* kWorkerPrecisions[] = {"auto", "fp32", "bf16", "fp16"};
+extern int worker_encode_setting;  // pgmate.worker_encode: an index of kWorkerEncodings
+inline constexpr const char* kWorkerEncodings[] = {"auto", "host", "device"};
 extern int worker_timeout_ms;         // pgmate.worker_timeout
 extern int worker_network_memory_mb;  // pgmate.worker_network_memory: the worker's --network-memory-mb
 extern int worker_perft_max_depth;    // pgmate.worker_perft_max_depth

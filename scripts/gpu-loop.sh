@@ -123,7 +123,7 @@ as "$bin/createdb" -h "$socket" -p "$port" -U postgres loop || { say "FAIL creat
 q "CREATE EXTENSION pgmate" || { say "FAIL CREATE EXTENSION pgmate from the bundle"; exit 1; }
 say "server: PostgreSQL $(q "SHOW server_version") from the bundle, pgmate $(q "SELECT extversion FROM pg_extension WHERE extname = 'pgmate'"), as $user"
 [ "$(q "SELECT pgmate.wait_for_worker('180 s')")" = t ] || { say "FAIL the worker did not answer"; exit 1; }
-say "worker: $(q "SELECT worker_status()->>'device'") ($device asked)"
+say "worker: $(q "SELECT worker_status()->>'device'") ($device asked), input planes made on the $(q "SELECT worker_status()->>'input_encoding'")"
 as "$bin/pgmate" import --openings --db "$conninfo" "$pg/usr/share/pgn-extract/eco.pgn" >/dev/null ||
   { say "FAIL pgmate import --openings"; exit 1; }
 start=$(q "SELECT pgmate.install_network('default')") || { say "FAIL install_network"; exit 1; }

@@ -88,3 +88,6 @@ SELECT perft('startpos', 3);
 -- the supervised worker's precision on a GPU (the CPU runs fp32 whatever it says)
 SHOW pgmate.worker_precision;
 SELECT setting, enumvals FROM pg_settings WHERE name = 'pgmate.worker_precision';
+-- where it makes the input planes, and what the running worker says it does (the CPU: host)
+SELECT setting, enumvals FROM pg_settings WHERE name = 'pgmate.worker_encode';
+SELECT worker_status()->>'input_encoding' AS input_encoding;

@@ -30,7 +30,24 @@ __global__ void encode_kernel(const chess::Board* boards, const int* counts, int
   nn::detail::encode_position(h, count, out + size_t(i) * nn::kInputSize, repetitions);
 }
 
+// Inputs with their repetition counts given (the worker's batches: the client counts them).
+__global__ void encode_given_kernel(const chess::Board* boards, const std::uint8_t* counts,
+                                    const std::uint8_t* repetitions, int n, float* out) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  nn::detail::encode_position(boards + size_t(i) * kSlots, counts[i], out + size_t(i) * nn::kInputSize,
+                              repetitions[i]);
+}
+
 }  // namespace
+
+void encode_on_device(const chess::Board* boards, const std::uint8_t* counts, const std::uint8_t* repetitions, int n,
+                      float* planes, void* stream) {
+  if (n <= 0) return;
+  encode_given_kernel<<<(n + 63) / 64, 64, 0, static_cast<cudaStream_t>(stream)>>>(boards, counts, repetitions, n,
+                                                                                 planes);
+  check(cudaGetLastError(), "launch encode kernel");
+}
 
 std::vector<float> encode_batch(const std::vector<std::vector<chess::Board>>& histories) {
   const int n = int(histories.size());

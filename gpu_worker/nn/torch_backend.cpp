@@ -10,6 +10,14 @@
 // results agree with the CPU's. WDL and priors are always softmaxed in fp32. On CUDA each
 // calling thread runs its batches on its own high-priority stream (torch_compat.h).
 //
+// Input encoding ("host", "device" or "auto"; see eval_backend.h): with "device" the backend
+// takes boards (InputForm::kBoards). On CUDA they go to the GPU in one pinned asynchronous
+// copy and the GPU encoder (cuda/encode_kernel.h) writes the planes on the batch's stream,
+// straight into the network's input; on the CPU the host encoder writes them into the input
+// tensor. Both give the host encoder's planes exactly. A CUDA backend checks that when it is
+// made, on a few positions with history and repetitions: "device" then throws on a
+// difference, "auto" falls back to host encoding and says so in device().
+//
 // Threads: the first backend made sets LibTorch's intra-op threads (process-wide) to
 // PGMATE_NN_THREADS when that is a positive integer; else leaves LibTorch's choice when
 // OMP_NUM_THREADS or MKL_NUM_THREADS is set; else std::thread::hardware_concurrency() for a
@@ -39,9 +47,21 @@
 
 #include <torch/torch.h>
 
+#include "chess/fen.h"
+#include "chess/movegen.h"
+#include "chess/notation.h"
+#include "nn/encoding.h"
 #include "nn/network.h"
 #include "nn/torch_compat.h"
 #include "server/eval_backend.h"
+
+// The GPU encoder needs this build's CUDA kernels and a CUDA LibTorch.
+#if PGMATE_TORCH_CUDA && PGMATE_HAVE_CUDA
+#define PGMATE_GPU_ENCODER 1
+#include "cuda/encode_kernel.h"
+#else
+#define PGMATE_GPU_ENCODER 0
+#endif
 
 namespace pgmate::worker {
 namespace {
@@ -147,24 +167,48 @@ torch::ScalarType parse_precision(const std::string& name, const torch::Device& 
   throw std::invalid_argument("torch backend: unknown precision \"" + name + "\" (expected auto, fp32, bf16 or fp16)");
 }
 
+// Whether the backend encodes its inputs from boards (see the top of the file).
+bool parse_encode(const std::string& name, const torch::Device& device) {
+  if (name == "host") return false;
+  if (name == "auto") return device.is_cuda() && PGMATE_GPU_ENCODER;
+  if (name == "device") {
+    if (device.is_cuda() && !PGMATE_GPU_ENCODER)
+      throw std::invalid_argument("torch backend: encode \"device\" on CUDA needs the GPU encoder, which this build "
+                                  "lacks (built without nvcc or without a CUDA LibTorch)");
+    return true;
+  }
+  throw std::invalid_argument("torch backend: unknown encode \"" + name + "\" (expected auto, host or device)");
+}
+
 const char* precision_name(torch::ScalarType t) {
   return t == torch::kBFloat16 ? "bf16" : t == torch::kHalf ? "fp16" : "fp32";
 }
 
 class TorchBackend final : public EvalBackend {
  public:
-  TorchBackend(torch::Device device, std::uint64_t max_weight_bytes, torch::ScalarType dtype)
-      : device_(device), max_weight_bytes_(max_weight_bytes), dtype_(dtype) {
+  TorchBackend(torch::Device device, std::uint64_t max_weight_bytes, torch::ScalarType dtype, bool encode_boards,
+               bool encode_required)
+      : device_(device), max_weight_bytes_(max_weight_bytes), dtype_(dtype), encode_boards_(encode_boards) {
     configure_threads_once(device.is_cuda());
     configure_allocator_once();
     if (device.is_cuda() && dtype == torch::kFloat32) torch_compat::allow_tf32(false);
+    if (encode_boards_ && device.is_cuda()) {
+      const std::string difference = check_encoder();
+      if (!difference.empty()) {
+        if (encode_required) throw std::runtime_error("torch backend: the GPU encoder " + difference);
+        encode_boards_ = false;
+        encoder_note_ = ", host encoding: the GPU encoder " + difference;
+      }
+    }
   }
 
   std::string device() const override {
     if (!device_.is_cuda()) return device_.str();
     return device_.str() + " " + precision_name(dtype_) + " (LibTorch " + torch_compat::version() + ", " +
-           torch_compat::cuda_versions() + ")";
+           torch_compat::cuda_versions() + encoder_note_ + ")";
   }
+
+  InputForm input_form() const override { return encode_boards_ ? InputForm::kBoards : InputForm::kPlanes; }
 
   std::shared_ptr<const LoadedNetwork> load(const std::string& config_json, const std::string& weights) override {
     const nn::NetworkConfig config = nn::parse_network_config(config_json);
@@ -206,52 +250,161 @@ class TorchBackend final : public EvalBackend {
 
     c10::InferenceMode inference;
     torch_compat::StreamScope stream(device_);
+    const torch::Tensor input = encode_boards_ ? input_from_boards(batch) : input_from_planes(batch);
+
+    // Each position's legal slots, padded to the longest list, then the lengths: one int64
+    // buffer (pinned on CUDA) and one asynchronous copy, queued before the forward pass.
+    std::size_t longest = 0;
+    for (const auto& slots : batch.legal_slots) longest = std::max(longest, slots.size());
+    const auto width = static_cast<std::int64_t>(longest);
+    torch::Tensor slots_t, lengths_t;
+    if (width > 0) {
+      const auto longs = torch::TensorOptions().dtype(torch::kInt64);
+      torch::Tensor host = torch::empty({n * width + n}, longs.pinned_memory(device_.is_cuda()));
+      std::int64_t* h = host.data_ptr<std::int64_t>();
+      for (std::int64_t i = 0; i < n; ++i) {
+        const auto& slots = batch.legal_slots[static_cast<std::size_t>(i)];
+        std::int64_t* row = h + i * width;
+        std::copy(slots.begin(), slots.end(), row);
+        std::fill(row + slots.size(), row + width, std::int64_t{0});
+        h[n * width + i] = static_cast<std::int64_t>(slots.size());
+      }
+      const torch::Tensor on_device = device_.is_cuda() ? host.to(device_, torch::kInt64, /*non_blocking=*/true) : host;
+      slots_t = on_device.narrow(0, 0, n * width).view({n, width});
+      lengths_t = on_device.narrow(0, n * width, n).view({n, 1});
+    }
+
+    const nn::NetworkOutput out = network->forward(input);
+
+    // WDL: softmax over the 3 logits. Priors: each position's legal slots gathered on the
+    // device, padding masked to -inf, softmax there. Both come back in one copy: [n, 3 + longest].
+    torch::Tensor answer = torch::softmax(out.wdl.to(torch::kFloat32), 1);
+    if (width > 0) {
+      const auto padding = torch::arange(width, slots_t.options()).unsqueeze(0) >= lengths_t;  // [n, width]
+      const auto legal = out.policy.gather(1, slots_t).to(torch::kFloat32)
+                             .masked_fill(padding, -std::numeric_limits<float>::infinity());
+      answer = torch::cat({answer, torch::softmax(legal, 1)}, 1);
+    }
+    answer = answer.to(torch::kCPU).contiguous();
+    const float* a = answer.data_ptr<float>();
+    const std::int64_t stride = kWdlSize + width;
+    result.wdl.resize(static_cast<std::size_t>(n * kWdlSize));
+    result.priors.resize(static_cast<std::size_t>(n));
+    for (std::int64_t i = 0; i < n; ++i) {
+      const float* row = a + i * stride;
+      std::copy(row, row + kWdlSize, result.wdl.begin() + i * kWdlSize);
+      result.priors[static_cast<std::size_t>(i)].assign(row + kWdlSize,
+                                                        row + kWdlSize + batch.legal_slots[static_cast<std::size_t>(i)].size());
+    }
+    return result;
+  }
+
+  torch::Tensor input_from_planes(const EvalBatch& batch) const {
+    const std::int64_t n = batch.size;
     const auto cpu_floats = torch::TensorOptions().dtype(torch::kFloat32);
-    torch::Tensor input;
     if (device_.is_cuda()) {
       // Through pinned memory: an asynchronous copy at full bus speed. The host allocator
       // keeps the block until the copy on this stream is done.
       auto staging = torch::empty({n, kInputPlanes, 8, 8}, cpu_floats.pinned_memory(true));
       std::memcpy(staging.data_ptr<float>(), batch.planes.data(), batch.planes.size() * sizeof(float));
-      input = staging.to(device_, dtype_, /*non_blocking=*/true);
-    } else {
-      // The planes stay owned by the batch, read-only.
-      input = torch::from_blob(const_cast<float*>(batch.planes.data()), {n, kInputPlanes, 8, 8}, cpu_floats);
+      return staging.to(device_, dtype_, /*non_blocking=*/true);
     }
+    // The planes stay owned by the batch, read-only.
+    return torch::from_blob(const_cast<float*>(batch.planes.data()), {n, kInputPlanes, 8, 8}, cpu_floats);
+  }
 
-    const nn::NetworkOutput out = network->forward(input);
+  torch::Tensor input_from_boards(const EvalBatch& batch) const {
+    const torch::Tensor planes = planes_from_boards(batch);
+    return planes.scalar_type() == dtype_ ? planes : planes.to(dtype_);
+  }
 
-    // WDL: softmax over the 3 logits.
-    auto wdl = torch::softmax(out.wdl.to(torch::kFloat32), 1).to(torch::kCPU).contiguous();
-    result.wdl.assign(wdl.data_ptr<float>(), wdl.data_ptr<float>() + n * kWdlSize);
-
-    // Priors: gather each position's legal slots on the device (padded to the longest
-    // list, padding masked to -inf), softmax there, copy back only [n, longest].
-    std::size_t longest = 0;
-    for (const auto& slots : batch.legal_slots) longest = std::max(longest, slots.size());
-    result.priors.resize(static_cast<std::size_t>(n));
-    if (longest == 0) return result;
-    const auto width = static_cast<std::int64_t>(longest);
-    std::vector<std::int64_t> index(static_cast<std::size_t>(n * width), 0);
-    std::vector<std::int64_t> lengths(static_cast<std::size_t>(n));
-    for (std::int64_t i = 0; i < n; ++i) {
-      const auto& slots = batch.legal_slots[static_cast<std::size_t>(i)];
-      std::copy(slots.begin(), slots.end(), index.begin() + i * width);
-      lengths[static_cast<std::size_t>(i)] = static_cast<std::int64_t>(slots.size());
+  // fp32 planes on the backend's device.
+  torch::Tensor planes_from_boards(const EvalBatch& batch) const {
+    const std::int64_t n = batch.size;
+    if (!device_.is_cuda()) {
+      torch::Tensor planes = torch::empty({n, kInputPlanes, 8, 8}, torch::kFloat32);
+      float* out = planes.data_ptr<float>();
+      for (std::int64_t i = 0; i < n; ++i) {
+        const auto k = static_cast<std::size_t>(i);
+        ::pgmate::nn::encode(batch.boards.data() + k * kBoardsPerInput, batch.history_counts[k],
+                             out + k * std::size_t(kInputPlanes) * kBoardSquares, batch.repetitions[k]);
+      }
+      return planes;
     }
-    const auto longs = torch::TensorOptions().dtype(torch::kInt64);
-    auto index_t = torch::from_blob(index.data(), {n, width}, longs).to(device_);
-    auto lengths_t = torch::from_blob(lengths.data(), {n, 1}, longs).to(device_);
-    auto padding = torch::arange(width, longs.device(device_)).unsqueeze(0) >= lengths_t;  // [n, width]
-    auto legal = out.policy.gather(1, index_t).to(torch::kFloat32);
-    legal = legal.masked_fill(padding, -std::numeric_limits<float>::infinity());
-    auto priors = torch::softmax(legal, 1).to(torch::kCPU).contiguous();
-    const float* p = priors.data_ptr<float>();
-    for (std::int64_t i = 0; i < n; ++i) {
-      const float* row = p + i * width;
-      result.priors[static_cast<std::size_t>(i)].assign(row, row + lengths[static_cast<std::size_t>(i)]);
+#if PGMATE_GPU_ENCODER
+    // Boards, counts and repetitions in one pinned buffer (boards first: 8-byte aligned),
+    // one asynchronous copy, and the encoder on this thread's stream writes the planes.
+    const std::size_t board_bytes = batch.boards.size() * sizeof(chess::Board);
+    const std::size_t bytes = board_bytes + 2 * batch.history_counts.size();
+    auto staging = torch::empty({static_cast<std::int64_t>(bytes)},
+                                torch::TensorOptions().dtype(torch::kUInt8).pinned_memory(true));
+    auto* host = staging.data_ptr<std::uint8_t>();
+    std::memcpy(host, batch.boards.data(), board_bytes);
+    std::memcpy(host + board_bytes, batch.history_counts.data(), batch.history_counts.size());
+    std::memcpy(host + board_bytes + batch.history_counts.size(), batch.repetitions.data(), batch.repetitions.size());
+    const torch::Tensor on_device = staging.to(device_, torch::kUInt8, /*non_blocking=*/true);
+    const std::uint8_t* d = on_device.data_ptr<std::uint8_t>();
+    torch::Tensor planes = torch::empty({n, kInputPlanes, 8, 8}, torch::TensorOptions().device(device_).dtype(torch::kFloat32));
+    gpu::encode_on_device(reinterpret_cast<const chess::Board*>(d), d + board_bytes,
+                          d + board_bytes + batch.history_counts.size(), static_cast<int>(n), planes.data_ptr<float>(),
+                          torch_compat::current_stream(device_));
+    return planes;
+#else
+    throw std::logic_error("torch backend: boards on CUDA without the GPU encoder");  // parse_encode refuses it
+#endif
+  }
+
+  // "" when the backend's boards path gives the host encoder's planes on a small batch: the
+  // start position, its children with their parent as history, and a knight shuffle with
+  // four boards and each repetition count. Else what differs (or failed).
+  std::string check_encoder() const {
+    EvalBatch batch;
+    const auto add = [&batch](const std::vector<chess::Board>& history, int repetitions) {
+      for (int k = 0; k < kBoardsPerInput; ++k)
+        batch.boards.push_back(history[std::min<std::size_t>(std::size_t(k), history.size() - 1)]);
+      batch.history_counts.push_back(std::uint8_t(history.size()));
+      batch.repetitions.push_back(std::uint8_t(repetitions));
+      ++batch.size;
+    };
+    const chess::Board start = chess::parse_fen(chess::kStartFen);
+    add({start}, 0);
+    chess::MoveList moves;
+    chess::legal_moves(start, moves);
+    for (chess::Move m : moves) {
+      chess::Board child = start;
+      child.play(m);
+      add({child, start}, 0);
     }
-    return result;
+    std::vector<chess::Board> shuffle = {start};
+    for (const char* uci : {"g1f3", "g8f6", "f3g1", "f6g8"}) {
+      chess::Board next = shuffle.back();
+      chess::legal_moves(next, moves);
+      for (chess::Move m : moves)
+        if (chess::to_uci(m) == uci) next.play(m);
+      shuffle.push_back(next);
+    }
+    const std::vector<chess::Board> newest_first(shuffle.rbegin(), shuffle.rbegin() + kBoardsPerInput);
+    for (int repetitions = 0; repetitions <= 2; ++repetitions) add(newest_first, repetitions);
+
+    const std::size_t plane_floats = std::size_t(kInputPlanes) * kBoardSquares;
+    std::vector<float> host(std::size_t(batch.size) * plane_floats);
+    for (std::size_t i = 0; i < std::size_t(batch.size); ++i)
+      ::pgmate::nn::encode(batch.boards.data() + i * kBoardsPerInput, batch.history_counts[i],
+                           host.data() + i * plane_floats, batch.repetitions[i]);
+    try {
+      c10::InferenceMode inference;
+      torch_compat::StreamScope stream(device_);
+      const torch::Tensor planes = planes_from_boards(batch).to(torch::kCPU).contiguous();
+      const float* got = planes.data_ptr<float>();
+      for (std::size_t j = 0; j < host.size(); ++j)
+        if (got[j] != host[j])
+          return "differs from the host encoder at input " + std::to_string(j / plane_floats) + ", plane " +
+                 std::to_string(j % plane_floats / kBoardSquares);
+    } catch (const std::exception& e) {
+      const std::string message = e.what();
+      return "failed (" + message.substr(0, message.find('\n')) + ")";
+    }
+    return "";
   }
 
   // The first batches after a load pay for cuDNN's set-up and lazy module loading: pay it
@@ -265,11 +418,24 @@ class TorchBackend final : public EvalBackend {
     }
   }
 
-  static void validate(const EvalBatch& batch) {
+  void validate(const EvalBatch& batch) const {
     if (batch.size < 0) throw std::invalid_argument("torch backend: negative batch size");
     const auto n = static_cast<std::size_t>(batch.size);
     const std::size_t plane_floats = static_cast<std::size_t>(kInputPlanes) * kBoardSquares;
-    if (batch.planes.size() != n * plane_floats) {
+    if (encode_boards_) {
+      if (batch.boards.size() != n * kBoardsPerInput || batch.history_counts.size() != n || batch.repetitions.size() != n)
+        throw std::invalid_argument("torch backend: batch of " + std::to_string(n) + " needs " +
+                                    std::to_string(n * kBoardsPerInput) + " boards and " + std::to_string(n) +
+                                    " history counts and repetitions, got " + std::to_string(batch.boards.size()) +
+                                    ", " + std::to_string(batch.history_counts.size()) + " and " +
+                                    std::to_string(batch.repetitions.size()));
+      for (std::size_t i = 0; i < n; ++i) {
+        if (batch.history_counts[i] < 1 || batch.history_counts[i] > kBoardsPerInput || batch.repetitions[i] > 2)
+          throw std::invalid_argument("torch backend: input " + std::to_string(i) + " has " +
+                                      std::to_string(batch.history_counts[i]) + " boards (1..4) and repetition count " +
+                                      std::to_string(batch.repetitions[i]) + " (0..2)");
+      }
+    } else if (batch.planes.size() != n * plane_floats) {
       throw std::invalid_argument("torch backend: batch of " + std::to_string(n) + " needs " +
                                   std::to_string(n * plane_floats) + " plane floats, got " +
                                   std::to_string(batch.planes.size()));
@@ -291,17 +457,20 @@ class TorchBackend final : public EvalBackend {
   const torch::Device device_;
   const std::uint64_t max_weight_bytes_;
   const torch::ScalarType dtype_;
+  bool encode_boards_;        // set once, in the constructor
+  std::string encoder_note_;  // why a CUDA backend asked for "auto" encodes on the host
 };
 
 }  // namespace
 
 std::unique_ptr<EvalBackend> make_torch_backend(const std::string& device, std::uint64_t max_weight_bytes,
-                                                const std::string& precision) {
+                                                const std::string& precision, const std::string& encode) {
   const torch::Device d = parse_device(device);
   // "auto" that found no GPU runs fp32 whatever precision was asked for the GPU.
   const std::string effective = device == "auto" && !d.is_cuda() ? "fp32" : precision;
   if (effective != precision) (void)parse_precision(precision, torch::Device(torch::kCUDA, 0));  // still refuse a typo
-  return std::make_unique<TorchBackend>(d, max_weight_bytes, parse_precision(effective, d));
+  return std::make_unique<TorchBackend>(d, max_weight_bytes, parse_precision(effective, d), parse_encode(encode, d),
+                                        encode == "device");
 }
 
 }  // namespace pgmate::worker

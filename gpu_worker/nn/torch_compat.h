@@ -150,6 +150,12 @@ class StreamScope {
   std::optional<c10::cuda::CUDAStreamGuard> guard_;
 };
 
+// The calling thread's current CUDA stream on `device` (a cudaStream_t), for kernels of
+// pgmate's own that run between LibTorch's operations.
+inline void* current_stream(const torch::Device& device) {
+  return c10::cuda::getCurrentCUDAStream(device.index()).stream();
+}
+
 // After a failed CUDA operation: whether the context is dead. A sticky error (illegal
 // address, launch failure, ...) is returned by every later call, so it survives clearing
 // the last error; an ordinary one (out of memory, say) does not.

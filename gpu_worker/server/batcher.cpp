@@ -17,6 +17,7 @@ namespace {
 constexpr int kPlaneFloats = ::pgmate::nn::kInputPlanes * 64;
 constexpr auto kRateWindow = std::chrono::seconds(5);
 constexpr std::size_t kMinEncodeChunk = 64;  // positions; smaller batches are encoded inline
+static_assert(protocol::kMaxHistory == kBoardsPerInput, "an input's boards fill EvalBatch::boards' slots");
 
 bool flag_set(const CancelFlag& f) { return f && f->load(std::memory_order_relaxed); }
 
@@ -83,6 +84,7 @@ Batcher::Batcher(std::unique_ptr<EvalBackend> backend, BatcherConfig config)
                                  : std::min(8, int(std::thread::hardware_concurrency()) - 1);
   if (encode_threads > 0) encode_pool_ = std::make_unique<ThreadPool>(encode_threads);
   device_ = backend_->device();
+  input_form_ = backend_->input_form();
   // On a GPU a second thread encodes the next batch while the first one's runs.
   const int eval_threads = config_.eval_threads > 0 ? config_.eval_threads : device_.rfind("cuda", 0) == 0 ? 2 : 1;
   for (int i = 0; i < eval_threads; ++i) eval_threads_.emplace_back([this] { eval_loop(); });
@@ -193,24 +195,35 @@ void Batcher::run_eval_group(std::span<const BatchQueue<EvalTask>::Slice> slices
   for (const auto& s : slices) total += s.end - s.begin;
   if (total == 0) return;
 
-  // Encode every position: planes, legal moves and their policy slots. Large batches are
-  // encoded in parallel chunks; the buffers are reused from batch to batch.
+  // Encode every position: planes (or, for a backend that encodes them, the boards), legal
+  // moves and their policy slots. Large batches are encoded in parallel chunks; the buffers
+  // are reused from batch to batch.
   EvalBatch& batch = buffers.batch;
   batch.size = int(total);
-  batch.planes.resize(total * kPlaneFloats);
+  const bool boards = input_form_ == InputForm::kBoards;
+  batch.planes.resize(boards ? 0 : total * kPlaneFloats);
+  batch.boards.resize(boards ? total * kBoardsPerInput : 0);
+  batch.history_counts.resize(boards ? total : 0);
+  batch.repetitions.resize(boards ? total : 0);
   batch.legal_slots.resize(total);
   std::vector<std::pair<EvalTask*, std::size_t>>& where = buffers.where;
   where.clear();
   for (const auto& s : slices)
     for (std::size_t i = s.begin; i < s.end; ++i) where.emplace_back(s.task.get(), i);
-  auto encode_range = [&batch, &where](std::size_t from, std::size_t to) {
+  auto encode_range = [&batch, &where, boards](std::size_t from, std::size_t to) {
     chess::MoveList list;
     for (std::size_t k = from; k < to; ++k) {
       auto [task, i] = where[k];
       const auto& history = task->job.inputs[i];
       const chess::Board& b = history.front();
       const int repetitions = task->job.repetitions.empty() ? 0 : task->job.repetitions[i];
-      ::pgmate::nn::encode(history.data(), int(history.size()), batch.planes.data() + k * kPlaneFloats, repetitions);
+      if (boards) {
+        std::copy(history.begin(), history.end(), batch.boards.begin() + std::ptrdiff_t(k * kBoardsPerInput));
+        batch.history_counts[k] = std::uint8_t(history.size());
+        batch.repetitions[k] = std::uint8_t(repetitions);
+      } else {
+        ::pgmate::nn::encode(history.data(), int(history.size()), batch.planes.data() + k * kPlaneFloats, repetitions);
+      }
       chess::legal_moves(b, list);
       auto& moves = task->results[i].moves;
       moves.assign(list.begin(), list.end());

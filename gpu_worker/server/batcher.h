@@ -210,6 +210,7 @@ class Batcher {
   std::string init_weights(const std::string& config_json, std::uint64_t seed);
 
   std::string device() const;
+  InputForm input_form() const { return input_form_; }
   BatcherStats stats() const;
   const BatcherConfig& config() const { return config_; }
 
@@ -229,6 +230,7 @@ class Batcher {
 
   NetworkCache networks_;
   std::string device_;
+  InputForm input_form_ = InputForm::kPlanes;
 
   std::unique_ptr<ThreadPool> encode_pool_;
 

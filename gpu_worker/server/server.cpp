@@ -797,6 +797,7 @@ std::string Server::status_json(std::uint32_t database) const {
   };
   field("protocol_version", std::to_string(protocol::kVersion));
   field("device", json_string(batcher_->device()));
+  field("input_encoding", json_string(batcher_->input_form() == InputForm::kBoards ? "device" : "host"));
   field("networks", batcher_->networks().json(database));
   field("networks_held", std::to_string(held.held));
   field("network_memory_bytes", std::to_string(held.bytes));

@@ -32,7 +32,11 @@
 #include <torch/script.h>
 #include <torch/torch.h>
 
+#include "chess/fen.h"
+#include "chess/movegen.h"
+#include "nn/encoding.h"
 #include "nn/network.h"
+#include "nn/policy.h"
 #include "nn/network_config.h"
 #include "nn/safetensors.h"
 #include "server/eval_backend.h"
@@ -54,6 +58,7 @@ class ServingBackend {
  public:
   explicit ServingBackend(std::unique_ptr<EvalBackend> backend) : backend_(std::move(backend)) {}
   std::string device() const { return backend_->device(); }
+  pgmate::worker::InputForm input_form() const { return backend_->input_form(); }
   std::string init_weights(const std::string& config, std::uint64_t seed) { return backend_->init_weights(config, seed); }
   // A failed load keeps the network served before.
   void load(const std::string& config, const std::string& weights) { network_ = backend_->load(config, weights); }
@@ -103,6 +108,46 @@ EvalBatch make_batch(int n, unsigned seed, bool allow_empty = false) {
     b.legal_slots.push_back(std::move(list));
   }
   return b;
+}
+
+// Real positions as both input forms: the start position and random playouts, each input
+// with up to 3 earlier positions and a repetition count; the same legal slots in both.
+struct PositionBatches {
+  EvalBatch planes, boards;
+};
+
+PositionBatches position_batches(int n, unsigned seed) {
+  using namespace pgmate::chess;
+  std::mt19937 rng(seed);
+  PositionBatches out;
+  out.planes.size = out.boards.size = n;
+  std::vector<Board> game = {parse_fen(kStartFen)};
+  MoveList moves;
+  for (int i = 0; i < n; ++i) {
+    legal_moves(game.back(), moves);
+    if (moves.size == 0 || game.size() > 80) {
+      game = {parse_fen(kStartFen)};
+      legal_moves(game.back(), moves);
+    }
+    Board next = game.back();
+    next.play(moves.moves[rng() % unsigned(moves.size)]);
+    game.push_back(next);
+    const int count = 1 + int(std::min<std::size_t>(game.size() - 1, rng() % 4));
+    const int repetitions = int(rng() % 3);
+    std::vector<Board> history(game.rbegin(), game.rbegin() + count);
+    std::vector<float> planes(pgmate::nn::kInputSize);
+    pgmate::nn::encode(history.data(), count, planes.data(), repetitions);
+    out.planes.planes.insert(out.planes.planes.end(), planes.begin(), planes.end());
+    for (int k = 0; k < pgmate::worker::kBoardsPerInput; ++k) out.boards.boards.push_back(history[std::size_t(std::min(k, count - 1))]);
+    out.boards.history_counts.push_back(std::uint8_t(count));
+    out.boards.repetitions.push_back(std::uint8_t(repetitions));
+    legal_moves(history.front(), moves);
+    std::vector<int> slots;
+    for (Move m : moves) slots.push_back(pgmate::nn::policy_slot(m, history.front().side));
+    out.planes.legal_slots.push_back(slots);
+    out.boards.legal_slots.push_back(slots);
+  }
+  return out;
 }
 
 std::unique_ptr<ServingBackend> loaded_backend(const std::string& config, std::uint64_t seed) {
@@ -418,6 +463,49 @@ TEST(TorchBackend, Devices) {
   }
 }
 
+// The backend that encodes boards itself (encode "device"; on the CPU with the host encoder)
+// answers as the batcher's planes do, exactly.
+TEST(TorchBackend, BoardsInputGivesThePlanesResults) {
+  const std::uint64_t limit = std::uint64_t{64} << 20;
+  auto planes = torch_backend("cpu", limit, "auto", "host");
+  auto boards = torch_backend("cpu", limit, "auto", "device");
+  EXPECT_EQ(planes->input_form(), pgmate::worker::InputForm::kPlanes);
+  EXPECT_EQ(boards->input_form(), pgmate::worker::InputForm::kBoards);
+  EXPECT_EQ(torch_backend("cpu")->input_form(), pgmate::worker::InputForm::kPlanes);  // auto on the CPU: host
+  const std::string weights = planes->init_weights(kSmall, 31);
+  planes->load(kSmall, weights);
+  boards->load(kSmall, weights);
+  for (int n : {1, 57}) {
+    SCOPED_TRACE(n);
+    const PositionBatches b = position_batches(n, 40 + unsigned(n));
+    const EvalBatchResult a = planes->run(b.planes), c = boards->run(b.boards);
+    expect_valid(b.boards, c);
+    EXPECT_EQ(a.wdl, c.wdl);
+    EXPECT_EQ(a.priors, c.priors);
+  }
+  expect_throws_invalid([&] { torch_backend("cpu", limit, "auto", "gpu"); }, "unknown encode");
+}
+
+TEST(TorchBackend, RejectsMalformedBoardBatches) {
+  auto backend = torch_backend("cpu", std::uint64_t{64} << 20, "auto", "device");
+  backend->load(kSmall, backend->init_weights(kSmall, 32));
+  const PositionBatches good = position_batches(3, 5);
+  EvalBatch b = good.boards;
+  b.boards.pop_back();
+  expect_throws_invalid([&] { backend->run(b); }, "needs 12 boards");
+  b = good.boards;
+  b.history_counts[1] = 0;
+  expect_throws_invalid([&] { backend->run(b); }, "input 1 has 0 boards");
+  b = good.boards;
+  b.history_counts[2] = 5;
+  expect_throws_invalid([&] { backend->run(b); }, "input 2 has 5 boards");
+  b = good.boards;
+  b.repetitions[0] = 3;
+  expect_throws_invalid([&] { backend->run(b); }, "repetition count 3");
+  b = good.planes;  // planes for a backend that takes boards
+  expect_throws_invalid([&] { backend->run(b); }, "needs 12 boards");
+}
+
 // ---- the same network on CUDA (skipped without a CUDA LibTorch and a device) ----
 
 // Largest absolute difference of WDL and priors between two results of one batch.
@@ -459,6 +547,28 @@ TEST_P(CudaNetwork, Fp32AgreesWithTheCpu) {
     EXPECT_LT(worst, 1e-4);
     std::printf("[ %s, batch %d ] fp32 CUDA vs CPU: max |difference| %.3g\n", config.c_str(), n, worst);
   }
+}
+
+// The GPU encoder (encode "auto" on CUDA, checked when the backend is made) feeds the
+// network the host encoder's planes: the same results as planes encoded on the host.
+TEST_P(CudaNetwork, GpuEncoderGivesThePlanesResults) {
+  const std::string config = GetParam();
+  const std::uint64_t limit = std::uint64_t{64} << 20;
+  auto host = torch_backend("cuda", limit, "fp32", "host");
+  auto gpu = torch_backend("cuda", limit, "fp32", "auto");
+  ASSERT_EQ(gpu->input_form(), pgmate::worker::InputForm::kBoards) << gpu->device();
+  EXPECT_EQ(gpu->device().find("host encoding"), std::string::npos) << gpu->device();
+  const std::string weights = host->init_weights(config, 23);
+  host->load(config, weights);
+  gpu->load(config, weights);
+  for (int n : {1, 300}) {
+    SCOPED_TRACE(n);
+    const PositionBatches b = position_batches(n, 90 + unsigned(n));
+    const EvalBatchResult a = host->run(b.planes), c = gpu->run(b.boards);
+    expect_valid(b.boards, c);
+    EXPECT_LT(max_difference(a, c), 1e-6);
+  }
+  EXPECT_EQ(torch_backend("cuda", limit, "bf16", "device")->input_form(), pgmate::worker::InputForm::kBoards);
 }
 
 // bf16 and fp16 stay close to fp32: probabilities within a few hundredths.

@@ -69,7 +69,8 @@ void expect_results(const std::vector<std::vector<chess::Board>>& inputs, const 
 struct Fixture {
   std::shared_ptr<FakeState> state = std::make_shared<FakeState>();
   std::unique_ptr<Batcher> batcher;
-  explicit Fixture(BatcherConfig config) {
+  explicit Fixture(BatcherConfig config, bool takes_boards = false) {
+    state->takes_boards = takes_boards;
     batcher = std::make_unique<Batcher>(std::make_unique<FakeBackend>(state), config);
     batcher->load_network(testing::test_network(), testing::kTestNetworkConfig, testing::fake_weights());
   }
@@ -413,6 +414,40 @@ TEST(Batcher, RepetitionsReachTheEncoder) {
   EXPECT_EQ(results[0].win, testing::expected_result(inputs[0], 2).win);
   EXPECT_NE(results[0].win, testing::expected_result(inputs[0], 0).win);
   EXPECT_EQ(results[1].win, testing::expected_result(inputs[1], 0).win);
+}
+
+// A backend that encodes its inputs gets each input's boards, history count and repetition
+// count in place of planes, and answers as from the planes.
+TEST(Batcher, ABackendThatTakesBoardsGetsTheInputsBoards) {
+  Fixture f({64, std::chrono::microseconds(1000)}, /*takes_boards=*/true);
+  EXPECT_EQ(f.batcher->input_form(), InputForm::kBoards);
+  std::vector<std::future<Outcome>> futures;
+  std::vector<std::vector<std::vector<chess::Board>>> inputs;
+  for (int r = 0; r < 5; ++r) {
+    inputs.push_back(testing::random_histories(100 + unsigned(r), 30));  // 150 inputs: over two batches
+    futures.push_back(submit_eval(*f.batcher, inputs.back()));
+  }
+  for (int r = 0; r < 5; ++r) {
+    Outcome o = futures[std::size_t(r)].get();
+    ASSERT_TRUE(o.ok) << o.error;
+    expect_results(inputs[std::size_t(r)], o.results);
+  }
+  EXPECT_EQ(f.state->largest(), 64);
+
+  const auto histories = testing::random_histories(12, 2);
+  auto promise = std::make_shared<std::promise<std::vector<EvalResult>>>();
+  EvalJob job;
+  job.key = testing::test_network();
+  job.network = f.batcher->find_network(job.key);
+  job.inputs = histories;
+  job.repetitions = {2, 1};
+  job.done = [promise](std::vector<EvalResult>&& r) { promise->set_value(std::move(r)); };
+  job.fail = [promise](ErrorCode, const std::string& m) { promise->set_exception(std::make_exception_ptr(std::runtime_error(m))); };
+  f.batcher->submit(std::move(job));
+  const auto results = promise->get_future().get();
+  EXPECT_EQ(results[0].win, testing::expected_result(histories[0], 2).win);
+  EXPECT_EQ(results[1].win, testing::expected_result(histories[1], 1).win);
+  EXPECT_NE(results[0].win, testing::expected_result(histories[0], 0).win);
 }
 
 TEST(Batcher, StopFailsQueuedRequests) {

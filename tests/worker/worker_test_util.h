@@ -62,6 +62,7 @@ struct FakeState {
   std::atomic<int> load_delay_ms{0};
   std::atomic<int> loads{0};
   std::atomic<std::size_t> network_bytes{std::size_t(1) << 20};
+  bool takes_boards = false;  // the backend asks for boards (InputForm::kBoards); set before the batcher is made
   std::vector<std::string> batch_networks;  // per batch run: its network's configuration
 
   std::vector<int> sizes() {
@@ -90,8 +91,22 @@ class FakeNetwork : public LoadedNetwork {
 
 class FakeBackend : public EvalBackend {
  public:
+  // A boards batch's planes, made as the batcher makes them; empty when malformed.
+  static std::vector<float> encode_boards(const EvalBatch& batch) {
+    const auto n = std::size_t(batch.size);
+    if (!batch.planes.empty() || batch.boards.size() != n * kBoardsPerInput || batch.history_counts.size() != n ||
+        batch.repetitions.size() != n)
+      return {};
+    std::vector<float> planes(n * kPlaneFloats);
+    for (std::size_t i = 0; i < n; ++i)
+      ::pgmate::nn::encode(batch.boards.data() + i * kBoardsPerInput, batch.history_counts[i], planes.data() + i * kPlaneFloats,
+                 batch.repetitions[i]);
+    return planes;
+  }
+
   explicit FakeBackend(std::shared_ptr<FakeState> state) : state_(std::move(state)) {}
   std::string device() const override { return "fake"; }
+  InputForm input_form() const override { return state_->takes_boards ? InputForm::kBoards : InputForm::kPlanes; }
   std::shared_ptr<const LoadedNetwork> load(const std::string& config, const std::string& weights) override {
     if (weights.rfind("fake-weights:", 0) != 0) throw std::invalid_argument("these are not fake weights");
     if (int d = state_->load_delay_ms.load()) std::this_thread::sleep_for(std::chrono::milliseconds(d));
@@ -118,12 +133,13 @@ class FakeBackend : public EvalBackend {
     if (int d = state_->delay_ms.load()) std::this_thread::sleep_for(std::chrono::milliseconds(d));
     if (state_->fail_runs) throw std::runtime_error("fake failure");
     if (state_->lose_device) throw DeviceLost("fake: an illegal memory access was encountered");
-    if (batch.planes.size() != std::size_t(batch.size) * kPlaneFloats || batch.legal_slots.size() != std::size_t(batch.size))
+    const std::vector<float> planes = state_->takes_boards ? encode_boards(batch) : batch.planes;
+    if (planes.size() != std::size_t(batch.size) * kPlaneFloats || batch.legal_slots.size() != std::size_t(batch.size))
       throw std::runtime_error("malformed batch");
     EvalBatchResult r;
     r.wdl.resize(std::size_t(batch.size) * 3);
     for (int i = 0; i < batch.size; ++i) {
-      fake_wdl(batch.planes.data() + std::size_t(i) * kPlaneFloats, r.wdl.data() + 3 * i);
+      fake_wdl(planes.data() + std::size_t(i) * kPlaneFloats, r.wdl.data() + 3 * i);
       r.priors.push_back(fake_priors(batch.legal_slots[i]));
     }
     if (batch.size > 0) {
