@@ -2,8 +2,8 @@
 // perft and network evaluation for every PostgreSQL session.
 //
 //   pgmate-worker --socket PATH [--tcp HOST:PORT --token-file FILE] [--device auto|cpu|cuda]
-//                 [--precision auto|fp32|bf16|fp16] [--encode auto|host|device] [--max-batch N]
-//                 [--deadline-us N] [--threads N]
+//                 [--precision auto|fp32|bf16|fp16] [--encode auto|host|device] [--cuda-graphs]
+//                 [--max-batch N] [--deadline-us N] [--threads N]
 //                 [--max-weights-mb N] [--network-memory-mb N]
 //
 // Exit status: 0 after a clean stop (SIGTERM / SIGINT), 1 when it cannot start, 2 on a
@@ -44,8 +44,8 @@ using namespace pgmate::worker;
 constexpr const char* kUsage =
     "usage: pgmate-worker --socket PATH [--tcp HOST:PORT --token-file FILE]\n"
     "                     [--device auto|cpu|cuda] [--precision auto|fp32|bf16|fp16] [--encode auto|host|device]\n"
-    "                     [--max-batch N] [--deadline-us N] [--threads N] [--max-weights-mb N]\n"
-    "                     [--network-memory-mb N]\n"
+    "                     [--cuda-graphs] [--max-batch N] [--deadline-us N] [--threads N]\n"
+    "                     [--max-weights-mb N] [--network-memory-mb N]\n"
     "\n"
     "  --socket PATH       Unix socket to serve (created with mode 0600)\n"
     "  --tcp HOST:PORT     also listen on TCP (PORT alone binds 127.0.0.1); needs --token-file\n"
@@ -57,6 +57,8 @@ constexpr const char* kUsage =
     "  --encode E          where the network's input planes are made: host (on the CPU, then copied), device\n"
     "                      (from the boards, by the GPU encoder on CUDA), or auto (default: device on CUDA\n"
     "                      when this build has the GPU encoder, else host)\n"
+    "  --cuda-graphs       replay each network's forward pass as CUDA graphs, one per batch size rounded up to\n"
+    "                      a power of two (CUDA only; off by default)\n"
     "  --max-batch N       positions per evaluation batch (default 1024)\n"
     "  --deadline-us N     run a batch this long after its first request arrived (default 1000)\n"
     "  --threads N         perft threads (default: the number of CPUs)\n"
@@ -96,6 +98,7 @@ long parse_int(const std::string& option, const std::string& text, long lo, long
 
 struct Options {
   std::string socket, tcp, token_file, device = "auto", precision = "auto", encode = "auto";
+  bool cuda_graphs = false;
   int max_batch = 1024;
   long deadline_us = 1000;
   int threads = 0;
@@ -144,6 +147,8 @@ Options parse_args(int argc, char** argv) {
       o.encode = next();
       if (o.encode != "auto" && o.encode != "host" && o.encode != "device")
         usage_error("--encode must be auto, host or device, not \"" + o.encode + "\"");
+    } else if (arg == "--cuda-graphs") {
+      o.cuda_graphs = true;
     } else if (arg == "--max-batch") {
       o.max_batch = int(parse_int(arg, next(), 1, 1 << 16));
     } else if (arg == "--deadline-us") {
@@ -256,7 +261,8 @@ int main(int argc, char** argv) {
   try {
     if (!opt.token_file.empty()) config.token = read_token(opt.token_file);
     std::unique_ptr<EvalBackend> backend =
-        make_torch_backend(opt.device, std::uint64_t(config.limits.max_large_payload), opt.precision, opt.encode);
+        make_torch_backend(opt.device, std::uint64_t(config.limits.max_large_payload), opt.precision, opt.encode,
+                           opt.cuda_graphs);
     if (!backend) throw std::runtime_error("no evaluation backend for device " + opt.device);
 #ifdef PGMATE_HAVE_CUDA
     // A GPU that only perft can use: say so, rather than serve the network slowly unnoticed.

@@ -18,6 +18,11 @@
 // made, on a few positions with history and repetitions: "device" then throws on a
 // difference, "auto" falls back to host encoding and says so in device().
 //
+// CUDA graphs (cuda_graphs, off unless asked): each network captures its forward pass once
+// per batch size rounded up to a power of two (8 .. 4096 rows) and replays it, one launch
+// instead of one per kernel. A capture that fails turns graphs off for that network, which
+// runs eagerly, and says so on stderr.
+//
 // Threads: the first backend made sets LibTorch's intra-op threads (process-wide) to
 // PGMATE_NN_THREADS when that is a positive integer; else leaves LibTorch's choice when
 // OMP_NUM_THREADS or MKL_NUM_THREADS is set; else std::thread::hardware_concurrency() for a
@@ -34,6 +39,8 @@
 #include <malloc.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <map>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
@@ -133,6 +140,27 @@ torch::Device parse_device(const std::string& name) {
   throw std::invalid_argument("torch backend: unknown device \"" + name + "\" (expected cpu, cuda, cuda:N or auto)");
 }
 
+#if PGMATE_TORCH_CUDA
+// One forward pass captured as a CUDA graph for batches padded to a fixed number of rows:
+// a replay is one launch instead of one per kernel (about 150 for the seed's network). Its
+// input and outputs are fixed tensors, so one replay runs at a time: the caller holds
+// `mutex` from copying its input in until it has read the outputs.
+struct CapturedForward {
+  std::mutex mutex;
+  at::cuda::CUDAGraph graph;
+  torch::Tensor input, wdl, policy;
+};
+
+// Batches up to this many rows replay a graph (padded to the next power of two, at least 8).
+constexpr std::int64_t kLargestGraph = 4096;
+
+std::int64_t graph_rows(std::int64_t n) {
+  std::int64_t rows = 8;
+  while (rows < n) rows *= 2;
+  return rows <= kLargestGraph ? rows : 0;
+}
+#endif
+
 class TorchNetwork final : public LoadedNetwork {
  public:
   TorchNetwork(nn::Network network, const nn::NetworkConfig& config)
@@ -149,11 +177,56 @@ class TorchNetwork final : public LoadedNetwork {
     return network->forward(input);
   }
 
+#if PGMATE_TORCH_CUDA
+  // The forward pass for `rows` rows as a CUDA graph, captured on first use on the calling
+  // thread's stream. Null once a capture failed for this network, which then runs eagerly
+  // (rows rows are independent: no layer mixes positions, so padding changes nothing).
+  std::shared_ptr<CapturedForward> captured(std::int64_t rows, const torch::TensorOptions& input_options) const {
+    std::lock_guard lock(graphs_mutex_);
+    if (graphs_failed_) return nullptr;
+    if (auto it = graphs_.find(rows); it != graphs_.end()) return it->second;
+    auto c = std::make_shared<CapturedForward>();
+    try {
+      c->input = torch::zeros({rows, kInputPlanes, 8, 8}, input_options);
+      // Once outside the capture, so that cuBLAS and cuDNN make this thread's handles and
+      // workspaces before it.
+      (void)forward(c->input);
+      torch_compat::synchronize(input_options.device());
+      torch_compat::capture_begin(c->graph);
+      try {
+        const nn::NetworkOutput out = forward(c->input);
+        c->graph.capture_end();
+        c->wdl = out.wdl;
+        c->policy = out.policy;
+      } catch (...) {
+        try {
+          c->graph.capture_end();  // leaves capture mode (and the graph's memory pool)
+        } catch (...) {
+        }
+        throw;
+      }
+    } catch (const std::exception& e) {
+      graphs_failed_ = true;
+      const std::string message = e.what();
+      std::fprintf(stderr, "pgmate-worker: CUDA graphs off for a network (%s): the capture at %lld rows failed: %s\n",
+                   config_json().c_str(), static_cast<long long>(rows), message.substr(0, message.find('\n')).c_str());
+      return nullptr;
+    }
+    graphs_.emplace(rows, c);
+    return c;
+  }
+#endif
+
  private:
   nn::Network network_;
   nn::NetworkConfig config_;
   std::int64_t parameters_ = 0;
   std::size_t bytes_ = 0;
+#if PGMATE_TORCH_CUDA
+  mutable std::mutex graphs_mutex_;
+  mutable std::map<std::int64_t, std::shared_ptr<CapturedForward>> graphs_;
+  mutable bool graphs_failed_ = false;
+#endif
 };
 
 torch::ScalarType parse_precision(const std::string& name, const torch::Device& device) {
@@ -187,8 +260,12 @@ const char* precision_name(torch::ScalarType t) {
 class TorchBackend final : public EvalBackend {
  public:
   TorchBackend(torch::Device device, std::uint64_t max_weight_bytes, torch::ScalarType dtype, bool encode_boards,
-               bool encode_required)
-      : device_(device), max_weight_bytes_(max_weight_bytes), dtype_(dtype), encode_boards_(encode_boards) {
+               bool encode_required, bool cuda_graphs)
+      : device_(device),
+        max_weight_bytes_(max_weight_bytes),
+        dtype_(dtype),
+        cuda_graphs_(cuda_graphs && device.is_cuda()),
+        encode_boards_(encode_boards) {
     configure_threads_once(device.is_cuda());
     configure_allocator_once();
     if (device.is_cuda() && dtype == torch::kFloat32) torch_compat::allow_tf32(false);
@@ -205,7 +282,7 @@ class TorchBackend final : public EvalBackend {
   std::string device() const override {
     if (!device_.is_cuda()) return device_.str();
     return device_.str() + " " + precision_name(dtype_) + " (LibTorch " + torch_compat::version() + ", " +
-           torch_compat::cuda_versions() + encoder_note_ + ")";
+           torch_compat::cuda_versions() + encoder_note_ + (cuda_graphs_ ? ", CUDA graphs" : "") + ")";
   }
 
   InputForm input_form() const override { return encode_boards_ ? InputForm::kBoards : InputForm::kPlanes; }
@@ -274,7 +351,23 @@ class TorchBackend final : public EvalBackend {
       lengths_t = on_device.narrow(0, n * width, n).view({n, 1});
     }
 
-    const nn::NetworkOutput out = network->forward(input);
+    nn::NetworkOutput out;
+#if PGMATE_TORCH_CUDA
+    std::shared_ptr<CapturedForward> graph;
+    if (cuda_graphs_ && graph_rows(n) > 0) graph = network->captured(graph_rows(n), input.options());
+    std::unique_lock<std::mutex> replaying;  // until the answer is read: the graph's outputs are shared
+    if (graph) {
+      replaying = std::unique_lock<std::mutex>(graph->mutex);
+      graph->input.narrow(0, 0, n).copy_(input);
+      graph->graph.replay();
+      out.wdl = graph->wdl.narrow(0, 0, n);
+      out.policy = graph->policy.narrow(0, 0, n);
+    } else {
+      out = network->forward(input);
+    }
+#else
+    out = network->forward(input);
+#endif
 
     // WDL: softmax over the 3 logits. Priors: each position's legal slots gathered on the
     // device, padding masked to -inf, softmax there. Both come back in one copy: [n, 3 + longest].
@@ -457,6 +550,7 @@ class TorchBackend final : public EvalBackend {
   const torch::Device device_;
   const std::uint64_t max_weight_bytes_;
   const torch::ScalarType dtype_;
+  const bool cuda_graphs_;
   bool encode_boards_;        // set once, in the constructor
   std::string encoder_note_;  // why a CUDA backend asked for "auto" encodes on the host
 };
@@ -464,13 +558,16 @@ class TorchBackend final : public EvalBackend {
 }  // namespace
 
 std::unique_ptr<EvalBackend> make_torch_backend(const std::string& device, std::uint64_t max_weight_bytes,
-                                                const std::string& precision, const std::string& encode) {
+                                                const std::string& precision, const std::string& encode,
+                                                bool cuda_graphs) {
   const torch::Device d = parse_device(device);
   // "auto" that found no GPU runs fp32 whatever precision was asked for the GPU.
   const std::string effective = device == "auto" && !d.is_cuda() ? "fp32" : precision;
   if (effective != precision) (void)parse_precision(precision, torch::Device(torch::kCUDA, 0));  // still refuse a typo
+  if (cuda_graphs && device == "cpu")
+    throw std::invalid_argument("torch backend: CUDA graphs need a CUDA device");
   return std::make_unique<TorchBackend>(d, max_weight_bytes, parse_precision(effective, d), parse_encode(encode, d),
-                                        encode == "device");
+                                        encode == "device", cuda_graphs);
 }
 
 }  // namespace pgmate::worker

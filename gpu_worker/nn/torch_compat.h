@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <stdexcept>
 #include <string>
 
 #include <torch/torch.h>
@@ -18,6 +19,7 @@
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
 #include <ATen/cuda/CUDAGeneratorImpl.h>
+#include <ATen/cuda/CUDAGraph.h>
 #include <cuda_runtime_api.h>
 #endif
 
@@ -154,6 +156,23 @@ class StreamScope {
 // pgmate's own that run between LibTorch's operations.
 inline void* current_stream(const torch::Device& device) {
   return c10::cuda::getCurrentCUDAStream(device.index()).stream();
+}
+
+// Waits for the calling thread's current stream on `device`.
+inline void synchronize(const torch::Device& device) {
+  const cudaError_t e = cudaStreamSynchronize(c10::cuda::getCurrentCUDAStream(device.index()));
+  if (e != cudaSuccess) throw std::runtime_error(std::string("CUDA stream synchronize: ") + cudaGetErrorString(e));
+}
+
+// Starts capturing the calling thread's current stream into `graph`. LibTorch 2 captures in
+// thread-local mode, so that other threads' CUDA calls (another batch, perft, training) do
+// not spoil the capture; LibTorch 1 has only the global mode.
+inline void capture_begin(at::cuda::CUDAGraph& graph) {
+#if TORCH_VERSION_MAJOR >= 2
+  graph.capture_begin({0, 0}, cudaStreamCaptureModeThreadLocal);
+#else
+  graph.capture_begin();
+#endif
 }
 
 // After a failed CUDA operation: whether the context is dead. A sticky error (illegal

@@ -75,10 +75,12 @@ class EvalBackend {
 // encode: where the input planes are made: "host" (by the batcher, on the CPU), "device"
 // (by the backend from the boards: on CUDA with the GPU encoder when this build has it, on
 // the CPU with the host encoder) or "auto" (device on CUDA when the GPU encoder is built,
-// else host); std::invalid_argument for others.
+// else host); std::invalid_argument for others. cuda_graphs: replay each network's forward
+// pass as CUDA graphs (CUDA only: std::invalid_argument for device "cpu"; ignored by "auto"
+// without a GPU).
 std::unique_ptr<EvalBackend> make_torch_backend(const std::string& device,
                                                 std::uint64_t max_weight_bytes = std::uint64_t{64} << 20,
                                                 const std::string& precision = "auto",
-                                                const std::string& encode = "auto");
+                                                const std::string& encode = "auto", bool cuda_graphs = false);
 
 }  // namespace pgmate::worker

@@ -484,6 +484,11 @@ TEST(TorchBackend, BoardsInputGivesThePlanesResults) {
     EXPECT_EQ(a.priors, c.priors);
   }
   expect_throws_invalid([&] { torch_backend("cpu", limit, "auto", "gpu"); }, "unknown encode");
+  // CUDA graphs are for CUDA only; "auto" without a GPU runs without them.
+  expect_throws_invalid([&] { torch_backend("cpu", limit, "auto", "auto", true); }, "CUDA graphs need a CUDA device");
+  if (!torch::cuda::is_available()) {
+    EXPECT_EQ(torch_backend("auto", limit, "auto", "auto", true)->device(), "cpu");
+  }
 }
 
 TEST(TorchBackend, RejectsMalformedBoardBatches) {
@@ -569,6 +574,26 @@ TEST_P(CudaNetwork, GpuEncoderGivesThePlanesResults) {
     EXPECT_LT(max_difference(a, c), 1e-6);
   }
   EXPECT_EQ(torch_backend("cuda", limit, "bf16", "device")->input_form(), pgmate::worker::InputForm::kBoards);
+}
+
+// A forward pass replayed as a CUDA graph (padded to its power of two, replayed again for
+// another batch of the same size) answers as the eager one does.
+TEST_P(CudaNetwork, CudaGraphsGiveTheEagerResults) {
+  const std::string config = GetParam();
+  const std::uint64_t limit = std::uint64_t{64} << 20;
+  auto eager = torch_backend("cuda", limit, "fp32", "auto");
+  auto graphs = torch_backend("cuda", limit, "fp32", "auto", true);
+  EXPECT_NE(graphs->device().find("CUDA graphs"), std::string::npos) << graphs->device();
+  const std::string weights = eager->init_weights(config, 24);
+  eager->load(config, weights);
+  graphs->load(config, weights);
+  for (int n : {1, 37, 300, 290, 5000}) {  // 290 replays 300's graph; 5000 is past the largest graph
+    SCOPED_TRACE(n);
+    const PositionBatches b = position_batches(n, 120 + unsigned(n));
+    const EvalBatchResult a = eager->run(b.boards), c = graphs->run(b.boards);
+    expect_valid(b.boards, c);
+    EXPECT_LT(max_difference(a, c), 1e-5);
+  }
 }
 
 // bf16 and fp16 stay close to fp32: probabilities within a few hundredths.
