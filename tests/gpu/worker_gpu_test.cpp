@@ -114,6 +114,8 @@ WorkerProcess* WorkerOnGpu::gpu_ = nullptr;
 
 TEST_F(WorkerOnGpu, StatusNamesTheGpu) {
   EXPECT_NE(status_.find("\"device\":\"cuda:0 fp32"), std::string::npos) << status_;
+  // The GPU encoder is built with the CUDA kernels and is the default there.
+  EXPECT_NE(status_.find("\"input_encoding\":\"device\""), std::string::npos) << status_;
   std::printf("worker status: %s\n", status_.c_str());
 }
 

@@ -114,6 +114,44 @@ TEST(Optimizer, SquaredNormIsTheSumOverAllGradients) {
   EXPECT_EQ(squared_norm({}).item<double>(), 0.0);
 }
 
+// The multi-tensor kernels on CUDA update as the CPU's loops do (skipped without a CUDA
+// LibTorch and a device).
+TEST(Optimizer, CudaUpdatesAsTheCpu) {
+  if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device visible to LibTorch";
+  for (const char* optimizer : {"sgd", "adamw"}) {
+    SCOPED_TRACE(optimizer);
+    TrainOptions o;
+    o.optimizer = optimizer;
+    o.lr = 0.01;
+    o.weight_decay = 0.1;
+    o.nesterov = true;
+    const Problem s = make_setup(3);
+    OptimizerState cpu, cuda;
+    cpu.decayed = cuda.decayed = s.decayed;
+    for (const auto& p : s.ours) {
+      cpu.parameters.push_back(p.clone());
+      cuda.parameters.push_back(p.to(torch::kCUDA));
+      for (OptimizerState* state : {&cpu, &cuda}) {
+        const torch::Tensor& mine = state->parameters.back();
+        state->first_moment.push_back(torch::zeros_like(mine));
+        if (o.optimizer == "adamw") state->second_moment.push_back(torch::zeros_like(mine));
+      }
+    }
+    for (std::size_t k = 0; k < s.gradients.size(); ++k) {
+      std::vector<torch::Tensor> on_cuda;
+      for (const auto& g : s.gradients[k]) on_cuda.push_back(g.to(torch::kCUDA));
+      apply_update(o, o.lr, static_cast<std::int64_t>(k), cpu, s.gradients[k]);
+      apply_update(o, o.lr, static_cast<std::int64_t>(k), cuda, on_cuda);
+    }
+    for (std::size_t i = 0; i < cpu.parameters.size(); ++i)
+      EXPECT_TRUE(torch::allclose(cpu.parameters[i], cuda.parameters[i].cpu(), 1e-5, 1e-6)) << "parameter " << i;
+    std::vector<torch::Tensor> first_on_cuda;
+    for (const auto& g : s.gradients[0]) first_on_cuda.push_back(g.to(torch::kCUDA));
+    const double expected = squared_norm(s.gradients[0]).item<double>();
+    EXPECT_NEAR(squared_norm(first_on_cuda).item<double>(), expected, 1e-6 * expected);
+  }
+}
+
 TEST(Optimizer, MismatchedListsAreRefused) {
   TrainOptions o;
   o.optimizer = "adamw";
