@@ -5,7 +5,9 @@
 //                    [--precision fp32|bf16|auto] [CONFIG ...]
 //        (default configurations: the presets tiny, small and seed)
 // Batches are real positions from random games, each with a one-hot target on a legal move.
-// The first line after the settings is the cost of encoding a training row on the host.
+// The first lines after the settings are the host's costs per training row: encoding it,
+// and building the whole batch from the worker's samples (make_train_batch: planes, legal
+// slots and targets), as the worker does for every step.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -25,6 +27,7 @@
 #include "nn/policy.h"
 #include "nn/train_options.h"
 #include "nn/trainer.h"
+#include "server/train_samples.h"
 
 using namespace pgmate;
 namespace wnn = pgmate::worker::nn;
@@ -96,6 +99,43 @@ double encode_microseconds(unsigned seed) {
   return seconds / encoded * 1e6;
 }
 
+// Microseconds a sample for make_train_batch over batches of `batch` samples of random games
+// (4 positions of history, a one-hot target): the host's part of a step on the worker,
+// which a GPU step has to hide or outrun.
+double batch_building_microseconds(int batch, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::vector<pgmate::worker::protocol::TrainSample> samples;
+  while (int(samples.size()) < batch) {
+    chess::Board board = chess::parse_fen("startpos");
+    std::vector<chess::Board> history{board};
+    for (int ply = 0; ply < 60 && int(samples.size()) < batch; ++ply) {
+      chess::MoveList list;
+      chess::legal_moves(board, list);
+      if (list.size == 0) break;
+      const chess::Move played = list.moves[rng() % std::uint32_t(list.size)];
+      pgmate::worker::protocol::TrainSample sample;
+      sample.history = history;
+      sample.moves = {played};
+      sample.policy = {1.0f};
+      samples.push_back(std::move(sample));
+      board.play(played);
+      history.insert(history.begin(), board);
+      if (history.size() > 4) history.pop_back();
+    }
+  }
+  int built = 0;
+  double checksum = 0;
+  const auto t0 = std::chrono::steady_clock::now();
+  while (built < 100000) {
+    const wnn::TrainBatch b = pgmate::worker::make_train_batch(samples);
+    checksum += b.planes[0];
+    built += b.size;
+  }
+  const double seconds = seconds_since(t0);
+  if (checksum < 0) std::printf("%g\n", checksum);
+  return seconds / built * 1e6;
+}
+
 int run(int argc, char** argv) {
   int batch = 256;
   double min_seconds = 4;
@@ -117,6 +157,8 @@ int run(int argc, char** argv) {
               torch::get_num_threads());
   std::printf("host encoding (nn::encode, a position and 3 earlier ones): %.2f us a position\n",
               encode_microseconds(7));
+  std::printf("host batch building (make_train_batch, batch %d): %.2f us a sample\n", batch,
+              batch_building_microseconds(batch, 8));
   std::printf("%-8s %12s %18s %20s %8s\n", "config", "parameters", "train samples/s", "forward positions/s", "ratio");
   for (const std::string& name : configs) {
     const wnn::NetworkConfig config = wnn::parse_network_config(name);
