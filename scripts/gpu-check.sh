@@ -166,6 +166,7 @@ if [ -n "$run_tests" ]; then
   gpu_test "network on CUDA against the CPU" "$bin/network_test" '*CudaNetwork*:TorchBackend.Devices'
   gpu_test "pgmate-worker serving the GPU" "$bin/worker_gpu_test"
   gpu_test "the optimizer's multi-tensor kernels on CUDA" "$bin/optimizer_test" '*Cuda*'
+  gpu_test "training steps on CUDA against the CPU" "$bin/trainer_test" '*Cuda*'
   # What the GPU paths rest on, checked on the host: error classes, the breadth-first
   # driver with plain loops for kernels, the compact board's perft.
   for t in cuda_errors_test gpu_bfs_driver_perft_test compact_board_perft_test; do

@@ -93,27 +93,26 @@ struct BatchTensors {
   torch::Tensor weight;        // [N], normalised to sum 1
 };
 
-// Host arrays gathered into one byte buffer, each part 8-byte aligned so that it can be
-// viewed as its own type.
+// Host arrays gathered into one byte buffer, each part 64-byte aligned so that it can be
+// viewed as its own type (and vectorised kernels read it at full width).
 class HostPack {
  public:
   template <class T>
   std::size_t add(const T* data, std::size_t count) {
     const std::size_t at = bytes_;
     parts_.push_back({reinterpret_cast<const char*>(data), count * sizeof(T), at});
-    bytes_ = (at + count * sizeof(T) + 7) / 8 * 8;
+    bytes_ = (at + count * sizeof(T) + 63) / 64 * 64;
     return at;
   }
-  // On CUDA: pinned, copied without blocking (the host allocator keeps the pinned block until
-  // the copy is done). On the CPU the buffer itself.
+  // Pinned, copied to the device without blocking (the host allocator keeps the pinned block
+  // until the copy is done).
   torch::Tensor to(const torch::Device& device) const {
-    const bool cuda = device.is_cuda();
     torch::Tensor host = torch::empty({static_cast<std::int64_t>(bytes_)},
-                                      torch::TensorOptions().dtype(torch::kUInt8).pinned_memory(cuda));
+                                      torch::TensorOptions().dtype(torch::kUInt8).pinned_memory(true));
     auto* base = static_cast<char*>(host.data_ptr());
     for (const Part& p : parts_)
       if (p.bytes) std::memcpy(base + p.at, p.data, p.bytes);
-    return cuda ? host.to(device, torch::kUInt8, /*non_blocking=*/true) : host;
+    return host.to(device, torch::kUInt8, /*non_blocking=*/true);
   }
   static torch::Tensor view(const torch::Tensor& packed, std::size_t at, torch::ScalarType type,
                             std::vector<std::int64_t> shape) {
@@ -183,9 +182,26 @@ BatchTensors to_tensors(const TrainBatch& b, const torch::Device& device) {
   if (!(weight_sum > 0)) bad_batch("the weights sum to 0");
   for (float& w : weight) w = static_cast<float>(w / weight_sum);
 
-  // One buffer (pinned on CUDA), one asynchronous copy to the device: a copy from pageable
-  // memory would wait for the device to finish the previous step, once per tensor.
   const auto n64 = static_cast<std::int64_t>(n), w64 = static_cast<std::int64_t>(width);
+  if (!device.is_cuda()) {
+    // Tensors of their own: measured faster on the CPU than views into one buffer (about
+    // 15% of a step of the shipped network in bf16).
+    const auto f32 = torch::TensorOptions().dtype(torch::kFloat32);
+    const auto u8 = torch::TensorOptions().dtype(torch::kUInt8);
+    BatchTensors t;
+    t.planes = torch::from_blob(const_cast<float*>(b.planes.data()), {n64, kInputPlanes, 8, 8}, f32).clone();
+    t.slots = torch::from_blob(slots.data(), {n64, w64}, torch::TensorOptions().dtype(torch::kInt64)).clone();
+    t.legal = torch::from_blob(legal.data(), {n64, w64}, u8).to(torch::kBool);
+    t.softmax_mask = torch::from_blob(softmax_mask.data(), {n64, w64}, u8).to(torch::kBool);
+    t.target = torch::from_blob(target.data(), {n64, w64}, f32).clone();
+    t.legal_count = torch::from_blob(count.data(), {n64}, f32).clone();
+    t.has_legal = torch::from_blob(has_legal.data(), {n64}, u8).to(torch::kBool);
+    t.wdl = torch::from_blob(const_cast<float*>(b.wdl.data()), {n64, kWdlSize}, f32).clone();
+    t.weight = torch::from_blob(weight.data(), {n64}, f32).clone();
+    return t;
+  }
+  // On CUDA one pinned buffer and one asynchronous copy: a copy from pageable memory would
+  // wait for the device to finish the previous step, once per tensor.
   HostPack pack;
   const std::size_t at_planes = pack.add(b.planes.data(), b.planes.size());
   const std::size_t at_slots = pack.add(slots.data(), slots.size());

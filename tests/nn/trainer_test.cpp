@@ -25,6 +25,7 @@
 #include "nn/network_config.h"
 #include "nn/policy.h"
 #include "nn/safetensors.h"
+#include "nn/torch_compat.h"
 #include "nn/trainer.h"
 
 namespace {
@@ -491,6 +492,30 @@ TEST(Trainer, OverfitsAFixedBatch) {
     EXPECT_LT(last_loss, 0.6 * first_loss);
     EXPECT_GE(after.accuracy, before.accuracy + 0.5);
     EXPECT_EQ(trainer.steps_done(), 80);
+  }
+}
+
+// fp32 on CUDA (the batch in one pinned copy, one read a step, the multi-tensor optimizer)
+// steps as the CPU does: the same losses, gradient norms and weights, within float error
+// (skipped without a CUDA LibTorch and a device).
+TEST(Trainer, CudaStepsAsTheCpu) {
+  if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device visible to LibTorch";
+  for (const std::string& json :
+       {std::string(R"({"optimizer": "adamw", "lr": 0.003, "dropout": 0, "precision": "fp32", "grad_clip": 0.5})"),
+        std::string(R"({"optimizer": "sgd", "lr": 0.05, "nesterov": true, "dropout": 0, "precision": "fp32"})")}) {
+    SCOPED_TRACE(json);
+    pgmate::worker::torch_compat::allow_tf32(false);
+    nn::Trainer cpu(kTiny, tiny_weights(8), std::nullopt, options(json), "cpu");
+    nn::Trainer cuda(kTiny, tiny_weights(8), std::nullopt, options(json), "cuda");
+    for (int i = 0; i < 4; ++i) {
+      const auto batch = make_batch(24, 30 + unsigned(i));
+      const nn::StepMetrics a = cpu.step(batch), b = cuda.step(batch);
+      EXPECT_NEAR(a.total_loss, b.total_loss, 1e-4 * std::abs(a.total_loss)) << "step " << i;
+      EXPECT_NEAR(a.grad_norm, b.grad_norm, 1e-3 * a.grad_norm) << "step " << i;
+      EXPECT_NEAR(a.accuracy, b.accuracy, 0.05) << "step " << i;  // an argmax may flip on a near tie
+    }
+    const nn::EvalMetrics a = cpu.evaluate(make_batch(16, 99)), b = cuda.evaluate(make_batch(16, 99));
+    EXPECT_NEAR(a.total_loss, b.total_loss, 1e-3 * std::abs(a.total_loss));
   }
 }
 
