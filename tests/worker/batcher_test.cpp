@@ -398,19 +398,25 @@ TEST(Batcher, AJobKeepsItsNetworkWhenItIsEvicted) {
   EXPECT_EQ(f.state->batch_networks.back(), testing::kTestNetworkConfig);
 }
 
-TEST(Batcher, RepetitionsReachTheEncoder) {
-  Fixture f({1024, std::chrono::microseconds(1000)});
-  const auto inputs = testing::random_histories(11, 2);
+// One job with repetition counts, on the test network; its results (or the failure thrown).
+std::vector<EvalResult> evaluate_with_repetitions(Batcher& b, const std::vector<std::vector<chess::Board>>& inputs,
+                                                  std::vector<std::uint8_t> repetitions) {
   auto promise = std::make_shared<std::promise<std::vector<EvalResult>>>();
   EvalJob job;
   job.key = testing::test_network();
-  job.network = f.batcher->find_network(job.key);
+  job.network = b.find_network(job.key);
   job.inputs = inputs;
-  job.repetitions = {2, 0};
+  job.repetitions = std::move(repetitions);
   job.done = [promise](std::vector<EvalResult>&& r) { promise->set_value(std::move(r)); };
   job.fail = [promise](ErrorCode, const std::string& m) { promise->set_exception(std::make_exception_ptr(std::runtime_error(m))); };
-  f.batcher->submit(std::move(job));
-  const auto results = promise->get_future().get();
+  b.submit(std::move(job));
+  return promise->get_future().get();
+}
+
+TEST(Batcher, RepetitionsReachTheEncoder) {
+  Fixture f({1024, std::chrono::microseconds(1000)});
+  const auto inputs = testing::random_histories(11, 2);
+  const auto results = evaluate_with_repetitions(*f.batcher, inputs, {2, 0});
   EXPECT_EQ(results[0].win, testing::expected_result(inputs[0], 2).win);
   EXPECT_NE(results[0].win, testing::expected_result(inputs[0], 0).win);
   EXPECT_EQ(results[1].win, testing::expected_result(inputs[1], 0).win);
@@ -435,16 +441,7 @@ TEST(Batcher, ABackendThatTakesBoardsGetsTheInputsBoards) {
   EXPECT_EQ(f.state->largest(), 64);
 
   const auto histories = testing::random_histories(12, 2);
-  auto promise = std::make_shared<std::promise<std::vector<EvalResult>>>();
-  EvalJob job;
-  job.key = testing::test_network();
-  job.network = f.batcher->find_network(job.key);
-  job.inputs = histories;
-  job.repetitions = {2, 1};
-  job.done = [promise](std::vector<EvalResult>&& r) { promise->set_value(std::move(r)); };
-  job.fail = [promise](ErrorCode, const std::string& m) { promise->set_exception(std::make_exception_ptr(std::runtime_error(m))); };
-  f.batcher->submit(std::move(job));
-  const auto results = promise->get_future().get();
+  const auto results = evaluate_with_repetitions(*f.batcher, histories, {2, 1});
   EXPECT_EQ(results[0].win, testing::expected_result(histories[0], 2).win);
   EXPECT_EQ(results[1].win, testing::expected_result(histories[1], 1).win);
   EXPECT_NE(results[0].win, testing::expected_result(histories[0], 0).win);
