@@ -2,7 +2,7 @@
 # The GPU check, in two stages, each one call of at most 10 minutes on a bare GPU machine:
 #
 #   scripts/gpu-check.sh [--stage check|loop] [--tests-only | --bench-only] [--quick] [--no-gpu]
-#                        [--worker FILE]
+#                        [--profile] [--worker FILE]
 #
 # --stage check (the default): builds pgmate for this GPU against the machine's CUDA
 #   LibTorch, runs every GPU test and the GPU benchmarks.
@@ -17,6 +17,9 @@
 # python3 has one, else Debian's), and checks that the GPU tests skip cleanly and the
 # benchmarks say why they cannot run; with --stage loop, the loop runs on the CPU.
 # --worker FILE: the loop stage uses this pgmate-worker instead of building one.
+# --profile (check stage): Nsight Compute on the breadth-first perft kernels (count, expand,
+#   leaf) of gpu_perft_bench --quick: throughput against the card's limits, occupancy,
+#   registers and warp stalls, into profile.txt (where ncu can read the counters).
 #
 # Needs: nvcc, cmake, a C++20 compiler, python3 with PyTorch (its C++ LibTorch is what the
 # worker builds against), and what `make gpu-bundle` puts in .gpu-bundle/ on a development
@@ -35,9 +38,9 @@ BUILD=${BUILD:-$ROOT/build-gpu}
 OUT=${OUT:-$BUILD/out}
 mkdir -p "$OUT"
 STEP_TIMEOUT=${STEP_TIMEOUT:-300}  # seconds for each test binary and the sanitizer run
-run_tests=1 run_bench=1 quick= no_gpu= stage=check worker=
+run_tests=1 run_bench=1 quick= no_gpu= stage=check worker= profile=
 usage() {
-  echo "usage: $0 [--stage check|loop] [--tests-only | --bench-only] [--quick] [--no-gpu] [--worker FILE]" >&2
+  echo "usage: $0 [--stage check|loop] [--tests-only | --bench-only] [--quick] [--no-gpu] [--profile] [--worker FILE]" >&2
   exit 2
 }
 while [ $# -gt 0 ]; do
@@ -48,6 +51,7 @@ while [ $# -gt 0 ]; do
     --bench-only) run_tests= ;;
     --quick) quick=--quick ;;
     --no-gpu) no_gpu=1 ;;
+    --profile) profile=1 ;;
     *) usage ;;
   esac
   shift
@@ -186,7 +190,24 @@ if [ -n "$run_tests" ]; then
   grep -E '^\[  FAILED  \]|Failure|error' "$OUT/tests.log" | head -40
 fi
 
-# ---- 4. the GPU benchmarks
+# ---- 4. what bounds GPU perft (--profile)
+if [ -n "$profile" ]; then
+  ncu=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu /usr/local/cuda/bin/ncu 2>/dev/null | head -1)
+  if [ -n "$no_gpu" ]; then
+    note "no perft profile: no GPU"
+  elif [ -z "$ncu" ]; then
+    note "no perft profile: ncu not found"
+  elif timeout "$STEP_TIMEOUT" "$ncu" --clock-control none --kernel-name regex:'leaf_kernel|expand_kernel|count_moves_kernel' \
+         --launch-skip 3 --launch-count 6 --section SpeedOfLight --section Occupancy --section LaunchStats \
+         --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis --section WarpStateStats \
+         "$bin/gpu_perft_bench" --quick --cpu-seconds 0.1 >"$OUT/profile.txt" 2>&1; then
+    note "ok   Nsight Compute on the perft kernels (profile.txt)"
+  else
+    note "the perft profile failed (profile.txt)"
+  fi
+fi
+
+# ---- 5. the GPU benchmarks
 if [ -n "$run_bench" ]; then
   t0=$SECONDS
   python3 bench/gpu_bench --bin "$bin" --out "$OUT/bench.txt" $quick || note "the benchmark script failed"
