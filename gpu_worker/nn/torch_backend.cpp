@@ -36,6 +36,7 @@
 //
 // Concurrency: run() and load() may be called from several threads; a loaded network is
 // immutable and runs on whichever thread asks.
+#include <dlfcn.h>
 #include <malloc.h>
 
 #include <algorithm>
@@ -253,6 +254,23 @@ bool parse_encode(const std::string& name, const torch::Device& device) {
   throw std::invalid_argument("torch backend: unknown encode \"" + name + "\" (expected auto, host or device)");
 }
 
+// CPU batches smaller than this run on one intra-op thread: waking the others for each
+// operation of the forward pass costs more than they save. The shipped network on 2 cores,
+// positions/s on one thread against two: batch 1 914 against 142, 8 3,313 against 1,568,
+// 32 4,386 against 4,206, 64 4,554-4,612 against 4,217-5,133, 128 4,751-4,812 against
+// 5,016-6,167 (bench/RESULTS.md, "worker_eval").
+constexpr std::int64_t kOneThreadBelow = 64;
+
+// omp_set_num_threads of the OpenMP runtime LibTorch runs on, looked up at run time (this
+// code is not built with OpenMP and must not bring a second runtime); null when LibTorch
+// has none. Unlike at::set_num_threads it sets the calling thread's count only: the other
+// threads, and those that start later, keep LibTorch's.
+using SetThreads = void (*)(int);
+SetThreads openmp_set_num_threads() {
+  static const SetThreads f = reinterpret_cast<SetThreads>(dlsym(RTLD_DEFAULT, "omp_set_num_threads"));
+  return f;
+}
+
 const char* precision_name(torch::ScalarType t) {
   return t == torch::kBFloat16 ? "bf16" : t == torch::kHalf ? "fp16" : "fp32";
 }
@@ -267,6 +285,7 @@ class TorchBackend final : public EvalBackend {
         cuda_graphs_(cuda_graphs && device.is_cuda()),
         encode_boards_(encode_boards) {
     configure_threads_once(device.is_cuda());
+    cpu_threads_ = torch::get_num_threads();
     configure_allocator_once();
     if (device.is_cuda() && dtype == torch::kFloat32) torch_compat::allow_tf32(false);
     if (encode_boards_ && device.is_cuda()) {
@@ -327,6 +346,8 @@ class TorchBackend final : public EvalBackend {
 
     c10::InferenceMode inference;
     torch_compat::StreamScope stream(device_);
+    if (!device_.is_cuda())
+      if (const SetThreads set_threads = openmp_set_num_threads()) set_threads(n < kOneThreadBelow ? 1 : cpu_threads_);
     const torch::Tensor input = encode_boards_ ? input_from_boards(batch) : input_from_planes(batch);
 
     // Each position's legal slots, padded to the longest list, then the lengths: one int64
@@ -551,6 +572,7 @@ class TorchBackend final : public EvalBackend {
   const std::uint64_t max_weight_bytes_;
   const torch::ScalarType dtype_;
   const bool cuda_graphs_;
+  int cpu_threads_ = 1;       // intra-op threads for a CPU batch of kOneThreadBelow or more
   bool encode_boards_;        // set once, in the constructor
   std::string encoder_note_;  // why a CUDA backend asked for "auto" encodes on the host
 };
