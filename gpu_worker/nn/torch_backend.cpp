@@ -28,7 +28,8 @@
 // OMP_NUM_THREADS or MKL_NUM_THREADS is set; else std::thread::hardware_concurrency() for a
 // CPU backend, at most 4 for a CUDA one. Never more than hardware_concurrency(). On a host
 // whose cores are busy with other work, fewer threads is much faster (OpenMP barriers wait
-// for descheduled threads): set PGMATE_NN_THREADS there.
+// for descheduled threads): set PGMATE_NN_THREADS there. A CPU batch of fewer than
+// kOneThreadBelow positions runs on the calling thread alone.
 //
 // Weights: load() takes the safetensors bytes of network.h (load_network); init_weights()
 // refuses, before building anything, a configuration whose weights would exceed the
