@@ -31,7 +31,8 @@ inline constexpr int kBoardsPerInput = 4;  // an input's position and up to 3 ea
 struct EvalBatch {
   int size = 0;
   std::vector<float> planes;                   // kPlanes: size x 72 x 8 x 8, from core/nn/encoding.h
-  std::vector<chess::Board> boards;            // kBoards: size x kBoardsPerInput, newest first
+  std::vector<chess::Board> boards;            // kBoards: size x kBoardsPerInput, newest first; slots past
+                                               // an input's history count are not read
   std::vector<std::uint8_t> history_counts;    // kBoards: per input, its boards in use (1..4)
   std::vector<std::uint8_t> repetitions;       // kBoards: per input, 0..2 (the encoder's plane)
   std::vector<std::vector<int>> legal_slots;   // per position: policy slots (0..4671) of its legal moves
