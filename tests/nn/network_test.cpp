@@ -756,6 +756,12 @@ TEST(TorchBackend, Deterministic) {
   const EvalBatchResult s = backend->run(single);
   for (int k = 0; k < 3; ++k) EXPECT_NEAR(s.wdl[static_cast<std::size_t>(k)], a.wdl[9 + static_cast<std::size_t>(k)], 1e-5);
   for (std::size_t j = 0; j < s.priors[0].size(); ++j) EXPECT_NEAR(s.priors[0][j], a.priors[3][j], 1e-5);
+  // Nor on whether its batch ran on one intra-op thread (under 64 positions) or on all.
+  const EvalBatch large = make_batch(80, 9);  // its first 16 positions are batch's
+  ASSERT_TRUE(std::equal(batch.planes.begin(), batch.planes.end(), large.planes.begin()));
+  const EvalBatchResult l = backend->run(large);
+  for (int k = 0; k < 3; ++k) EXPECT_NEAR(l.wdl[9 + static_cast<std::size_t>(k)], a.wdl[9 + static_cast<std::size_t>(k)], 1e-5);
+  for (std::size_t j = 0; j < a.priors[3].size(); ++j) EXPECT_NEAR(l.priors[3][j], a.priors[3][j], 1e-5);
 }
 
 TEST(TorchBackend, ConcurrentRunsAgreeWithSerial) {
