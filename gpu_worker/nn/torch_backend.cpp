@@ -255,6 +255,14 @@ bool parse_encode(const std::string& name, const torch::Device& device) {
   throw std::invalid_argument("torch backend: unknown encode \"" + name + "\" (expected auto, host or device)");
 }
 
+// A boards batch's planes by the host encoder, into out (size x 72 x 64 floats).
+void encode_on_host(const EvalBatch& batch, float* out) {
+  const std::size_t plane_floats = std::size_t(kInputPlanes) * kBoardSquares;
+  for (std::size_t i = 0; i < std::size_t(batch.size); ++i)
+    ::pgmate::nn::encode(batch.boards.data() + i * kBoardsPerInput, batch.history_counts[i], out + i * plane_floats,
+                         batch.repetitions[i]);
+}
+
 // CPU batches smaller than this run on one intra-op thread: waking the others for each
 // operation of the forward pass costs more than they save. The shipped network on 2 cores,
 // positions/s on one thread against two: batch 1 914 against 142, 8 3,313 against 1,568,
@@ -438,12 +446,7 @@ class TorchBackend final : public EvalBackend {
     const std::int64_t n = batch.size;
     if (!device_.is_cuda()) {
       torch::Tensor planes = torch::empty({n, kInputPlanes, 8, 8}, torch::kFloat32);
-      float* out = planes.data_ptr<float>();
-      for (std::int64_t i = 0; i < n; ++i) {
-        const auto k = static_cast<std::size_t>(i);
-        ::pgmate::nn::encode(batch.boards.data() + k * kBoardsPerInput, batch.history_counts[k],
-                             out + k * std::size_t(kInputPlanes) * kBoardSquares, batch.repetitions[k]);
-      }
+      encode_on_host(batch, planes.data_ptr<float>());
       return planes;
     }
 #if PGMATE_GPU_ENCODER
@@ -503,9 +506,7 @@ class TorchBackend final : public EvalBackend {
 
     const std::size_t plane_floats = std::size_t(kInputPlanes) * kBoardSquares;
     std::vector<float> host(std::size_t(batch.size) * plane_floats);
-    for (std::size_t i = 0; i < std::size_t(batch.size); ++i)
-      ::pgmate::nn::encode(batch.boards.data() + i * kBoardsPerInput, batch.history_counts[i],
-                           host.data() + i * plane_floats, batch.repetitions[i]);
+    encode_on_host(batch, host.data());
     try {
       c10::InferenceMode inference;
       torch_compat::StreamScope stream(device_);
