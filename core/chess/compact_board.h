@@ -117,9 +117,9 @@ PGMATE_HD inline int count_legal_moves(const BasicCompactBoard<A>& b) {
 
 template <class A>
 PGMATE_HD inline void legal_moves(const BasicCompactBoard<A>& b, MoveList& list) {
-  list.size = 0;
   MoveListSink sink{list};
   generate_legal(b, sink);
+  sink.finish();
 }
 
 // perft(b, 2): every move played and its replies counted (the GPU's fused last two plies).

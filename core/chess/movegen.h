@@ -10,16 +10,22 @@
 
 namespace pgmate::chess {
 
-// Sink that writes moves into a MoveList.
+// Sink that writes moves into a MoveList. It keeps its own write position (a register),
+// not list.size: a count in the list itself is read and written back around every store,
+// since the compiler cannot tell it apart from the slots (on a GPU, local-memory round
+// trips). finish() sets the list's size.
 struct MoveListSink {
   MoveList& list;
+  Move* out = list.moves;
+  PGMATE_HD void push(Move m) { *out++ = m; }
+  PGMATE_HD void finish() { list.size = int(out - list.moves); }
   PGMATE_HD void moves_from(Square from, Bitboard targets) {
-    while (targets) list.push(Move(from, pop_lsb(targets)));
+    while (targets) push(Move(from, pop_lsb(targets)));
   }
   PGMATE_HD void pawn_moves(Bitboard targets, int delta) {
     while (targets) {
       Square to = pop_lsb(targets);
-      list.push(Move(to - delta, to));
+      push(Move(to - delta, to));
     }
   }
   PGMATE_HD void pawn_promotions(Bitboard targets, int delta) {
@@ -27,13 +33,13 @@ struct MoveListSink {
       Square to = pop_lsb(targets);
       // Queen first: the most useful order for search and for listings.
       const Square from = to - delta;
-      list.push(Move(from, to, kPromotion, kQueen));
-      list.push(Move(from, to, kPromotion, kRook));
-      list.push(Move(from, to, kPromotion, kBishop));
-      list.push(Move(from, to, kPromotion, kKnight));
+      push(Move(from, to, kPromotion, kQueen));
+      push(Move(from, to, kPromotion, kRook));
+      push(Move(from, to, kPromotion, kBishop));
+      push(Move(from, to, kPromotion, kKnight));
     }
   }
-  PGMATE_HD void special(Move m) { list.push(m); }
+  PGMATE_HD void special(Move m) { push(m); }
 };
 
 // Sink that only counts.
@@ -191,9 +197,9 @@ PGMATE_HD inline void generate_legal(const Position& b, Sink& sink) {
 }
 
 PGMATE_HD inline void legal_moves(const Board& b, MoveList& list) {
-  list.size = 0;
   MoveListSink sink{list};
   generate_legal(b, sink);
+  sink.finish();
 }
 
 PGMATE_HD inline int count_legal_moves(const Board& b) {
