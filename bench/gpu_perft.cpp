@@ -137,14 +137,19 @@ int main(int argc, char** argv) {
   std::vector<ChessCase> chess_cases = {{"start", "startpos", 7, 3195901860ULL},
                                         {"start", "startpos", 8, 84998978956ULL},
                                         {"kiwipete", kKiwipete, 6, 8031647685ULL},
-                                        // The leaf kernel capped at 80 registers (3 blocks/SM).
+                                        // The leaf kernel capped at 80 and 64 registers (3 and
+                                        // 4 blocks of 256 per SM).
                                         {"start/leaf3", "startpos", 7, 3195901860ULL, 3},
+                                        {"start/leaf4", "startpos", 7, 3195901860ULL, 4},
                                         {"kiwipete/leaf3", kKiwipete, 6, 8031647685ULL, 3},
                                         // Slider attacks from magic tables in device memory.
                                         {"start/magic", "startpos", 7, 3195901860ULL, 0, true},
                                         {"start/magic3", "startpos", 7, 3195901860ULL, 3, true},
+                                        {"start/magic4", "startpos", 7, 3195901860ULL, 4, true},
+                                        {"start/magic3", "startpos", 8, 84998978956ULL, 3, true},
                                         {"kiwipete/magic", kKiwipete, 6, 8031647685ULL, 0, true},
-                                        {"kiwipete/magic3", kKiwipete, 6, 8031647685ULL, 3, true}};
+                                        {"kiwipete/magic3", kKiwipete, 6, 8031647685ULL, 3, true},
+                                        {"kiwipete/magic4", kKiwipete, 6, 8031647685ULL, 4, true}};
   if (quick)
     chess_cases = {{"start", "startpos", 6, 119060324ULL},
                    {"kiwipete", kKiwipete, 5, 193690690ULL},

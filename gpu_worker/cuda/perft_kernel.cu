@@ -23,10 +23,13 @@ using detail::PerftDevice;
 
 namespace {
 
-// Block sizes and register caps. The leaf kernel carries a 516-byte move list in local
-// memory. It is built twice: at least 2 blocks of 256 per SM (125 registers, no spills,
-// 25 % occupancy) and at least 3 (80 registers, 88 bytes of spills, 37.5 %); which is
-// faster has to be measured on the GPU (BfsOptions::leaf_blocks_per_sm, gpu_perft_bench).
+// Block sizes and register caps. The leaf kernel keeps a move list in local memory (520
+// bytes reserved a thread; only the slots written are touched). It is built for 2, 3 or 4
+// blocks of 256 per SM (sm_90, CUDA 13): 2 gives 123 registers (90 with magics) and no
+// spills; 3 gives 80 registers, with 56 bytes of spills for the table-free attacks and
+// none with magics; 4 gives 64 registers, with spills (82 bytes stored with magics, 138
+// table-free). Which is fastest has to be measured on the GPU (BfsOptions::
+// leaf_blocks_per_sm, gpu_perft_bench).
 constexpr unsigned kThreads = 256;
 constexpr unsigned kPerThreadThreads = 64;
 
@@ -197,24 +200,10 @@ class CudaBfsBackend {
   }
   std::uint64_t leaves(const CompactBoard* level, std::size_t n, int plies, unsigned long long* total) {
     check(cudaMemsetAsync(total, 0, sizeof *total, dev_.stream()), "clear total");
-    const unsigned blocks = blocks_for(n, kThreads);
-    CancelWord cancel = dev_.device_cancel_word();
-    const cudaStream_t stream = dev_.stream();
-    if (magic_) {
-      if (plies == 2 && leaf_blocks_ >= 3)
-        leaf_kernel<MagicBoard, 2, 3><<<blocks, kThreads, 0, stream>>>(level, n, cancel, total);
-      else if (plies == 2)
-        leaf_kernel<MagicBoard, 2, 2><<<blocks, kThreads, 0, stream>>>(level, n, cancel, total);
-      else
-        leaf_kernel<MagicBoard, 1, 3><<<blocks, kThreads, 0, stream>>>(level, n, cancel, total);
-    } else {
-      if (plies == 2 && leaf_blocks_ >= 3)
-        leaf_kernel<CompactBoard, 2, 3><<<blocks, kThreads, 0, stream>>>(level, n, cancel, total);
-      else if (plies == 2)
-        leaf_kernel<CompactBoard, 2, 2><<<blocks, kThreads, 0, stream>>>(level, n, cancel, total);
-      else
-        leaf_kernel<CompactBoard, 1, 3><<<blocks, kThreads, 0, stream>>>(level, n, cancel, total);
-    }
+    if (magic_)
+      launch_leaf<MagicBoard>(level, n, plies, total);
+    else
+      launch_leaf<CompactBoard>(level, n, plies, total);
     check(cudaGetLastError(), "launch leaf kernel");
     check(cudaMemcpyAsync(&readback_[2], total, 8, cudaMemcpyDeviceToHost, dev_.stream()), "read total");
     dev_.wait(cancelled_, "run leaf kernel");
@@ -223,6 +212,21 @@ class CudaBfsBackend {
   void throw_if_cancelled() { dev_.throw_if_cancelled(cancelled_); }
 
  private:
+  template <class B>
+  void launch_leaf(const CompactBoard* level, std::size_t n, int plies, unsigned long long* total) {
+    const unsigned blocks = blocks_for(n, kThreads);
+    CancelWord cancel = dev_.device_cancel_word();
+    const cudaStream_t stream = dev_.stream();
+    if (plies == 1)
+      leaf_kernel<B, 1, 3><<<blocks, kThreads, 0, stream>>>(level, n, cancel, total);
+    else if (leaf_blocks_ >= 4)
+      leaf_kernel<B, 2, 4><<<blocks, kThreads, 0, stream>>>(level, n, cancel, total);
+    else if (leaf_blocks_ == 3)
+      leaf_kernel<B, 2, 3><<<blocks, kThreads, 0, stream>>>(level, n, cancel, total);
+    else
+      leaf_kernel<B, 2, 2><<<blocks, kThreads, 0, stream>>>(level, n, cancel, total);
+  }
+
   PerftDevice& dev_;
   const std::function<bool()>& cancelled_;
   detail::PinnedBuffer<unsigned long long>& readback_;

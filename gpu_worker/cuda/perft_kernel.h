@@ -33,8 +33,9 @@ struct BfsOptions {
   // Device memory for the levels; 0: half the free memory, at most kDefaultBfsMemory
   // (or PGMATE_GPU_PERFT_MEMORY_MB). Smaller budgets only mean more, smaller launches.
   std::size_t memory_bytes = 0;
-  // Register cap of the fused two-ply leaf kernel, as blocks of 256 threads per SM: 2 (125
-  // registers, no spills) or 3 (80 registers, some spills). 0: PGMATE_GPU_LEAF_BLOCKS, else 2.
+  // Register cap of the fused two-ply leaf kernel, as blocks of 256 threads per SM: 2 (123
+  // registers, no spills), 3 (80 registers) or 4 (64 registers, more spills); see
+  // perft_kernel.cu. 0: PGMATE_GPU_LEAF_BLOCKS, else 2.
   int leaf_blocks_per_sm = 0;
   // Slider attacks from magic tables in device memory instead of table-free arithmetic
   // (or PGMATE_GPU_MAGICS=1). Same counts; speed to be measured.

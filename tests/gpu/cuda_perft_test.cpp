@@ -161,14 +161,17 @@ TEST(CudaPerftBreadthFirst, ReviewRegressionCounts) {
   EXPECT_EQ(gpu::perft_bfs(parse_fen(kKiwipete), 5), 193690690u);
 }
 
-// The leaf kernel's other register cap (80 registers, 3 blocks per SM) counts the same.
-TEST(CudaPerftBreadthFirst, LeafKernelWithThreeBlocksPerSmMatches) {
+// The leaf kernel's other register caps (80 and 64 registers, 3 and 4 blocks per SM)
+// count the same.
+TEST(CudaPerftBreadthFirst, LeafKernelWithMoreBlocksPerSmMatches) {
   SKIP_WITHOUT_GPU();
   gpu::BfsOptions options;
-  options.leaf_blocks_per_sm = 3;
-  EXPECT_EQ(gpu::perft_bfs(parse_fen("startpos"), 6, options), 119060324u);
-  EXPECT_EQ(gpu::perft_bfs(parse_fen(kKiwipete), 5, options), 193690690u);
-  EXPECT_EQ(gpu::perft_bfs(parse_fen(kPosition3), 7, options), 178633661u);
+  for (int leaf_blocks : {3, 4}) {
+    options.leaf_blocks_per_sm = leaf_blocks;
+    EXPECT_EQ(gpu::perft_bfs(parse_fen("startpos"), 6, options), 119060324u) << leaf_blocks;
+    EXPECT_EQ(gpu::perft_bfs(parse_fen(kKiwipete), 5, options), 193690690u) << leaf_blocks;
+    EXPECT_EQ(gpu::perft_bfs(parse_fen(kPosition3), 7, options), 178633661u) << leaf_blocks;
+  }
 }
 
 // Slider attacks from magic tables in device memory: the same counts.
@@ -176,7 +179,7 @@ TEST(CudaPerftBreadthFirst, MagicAttackTablesMatch) {
   SKIP_WITHOUT_GPU();
   gpu::BfsOptions options;
   options.magic_attacks = true;
-  for (int leaf_blocks : {2, 3}) {
+  for (int leaf_blocks : {2, 3, 4}) {
     options.leaf_blocks_per_sm = leaf_blocks;
     EXPECT_EQ(gpu::perft_bfs(parse_fen("startpos"), 6, options), 119060324u) << leaf_blocks;
     EXPECT_EQ(gpu::perft_bfs(parse_fen(kKiwipete), 5, options), 193690690u) << leaf_blocks;
