@@ -10,10 +10,10 @@
 
 namespace pgmate::chess {
 
-// Sink that writes moves into a MoveList. It keeps its own write position (a register),
-// not list.size: a count in the list itself is read and written back around every store,
-// since the compiler cannot tell it apart from the slots (on a GPU, local-memory round
-// trips). finish() sets the list's size.
+// Sink that writes moves into a MoveList. It keeps its own write position (a register)
+// and sets list.size once, in finish(): nvcc read and wrote back a length kept in the list
+// around every store, not telling it apart from the slots (local-memory round trips on
+// the GPU).
 struct MoveListSink {
   MoveList& list;
   Move* out = list.moves;

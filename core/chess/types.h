@@ -69,9 +69,9 @@ class Move {
 constexpr int kMaxMoves = 256;
 
 struct MoveList {
-  // In a union so that making a list leaves its slots as they are: Move() makes a null
-  // move, and zeroing 512 bytes at every node of a perft or search costs more than the
-  // moves written into them (on a GPU, 64 local-memory stores a thread).
+  // In a union so that making a list leaves its slots as they are. Move() makes a null
+  // move, and a list is made at every node of a perft or search: zeroing its 512 bytes
+  // each time cost a GPU thread 64 local-memory stores.
   union {
     Move moves[kMaxMoves];
   };
