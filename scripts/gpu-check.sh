@@ -9,7 +9,9 @@
 # --stage loop: the whole system: builds pgmate-worker for this GPU, then runs PostgreSQL
 #   from the bundle (make gpu-bundle) with pgmate's extension, the worker on the GPU and the
 #   learning loop from the shipped network for a fixed wall time, and one Elo figure of the
-#   loop's network against the start (scripts/gpu-loop.sh; its files under $OUT).
+#   loop's network against the start (scripts/gpu-loop.sh; its files under $OUT). Its files
+#   are all written within STAGE_SECONDS (default 560) of the stage's start: the loop gives
+#   up time to the final match, and the match stops between games at the deadline.
 #   A GPU window runs the loop stage first until it has run once, then the check.
 #
 # --no-gpu: a dry run on a development machine without a GPU: builds as on the bare image
@@ -38,6 +40,9 @@ BUILD=${BUILD:-$ROOT/build-gpu}
 OUT=${OUT:-$BUILD/out}
 mkdir -p "$OUT"
 STEP_TIMEOUT=${STEP_TIMEOUT:-300}  # seconds for each test binary and the sanitizer run
+# The loop stage's wall time, build included: one call of at most 10 minutes. The loop is
+# shortened and the final match stopped so that every file is written by then.
+STAGE_SECONDS=${STAGE_SECONDS:-560}
 run_tests=1 run_bench=1 quick= no_gpu= stage=check worker= profile=
 usage() {
   echo "usage: $0 [--stage check|loop] [--tests-only | --bench-only] [--quick] [--no-gpu] [--profile] [--worker FILE]" >&2
@@ -90,7 +95,10 @@ fi
 run_loop() {
   local device=cuda
   [ -n "$no_gpu" ] && device=cpu
-  OUT=$OUT "$ROOT/scripts/gpu-loop.sh" "$1" "$device" $quick ${LOOP_SECONDS:+--seconds "$LOOP_SECONDS"}
+  local deadline=$(($(date +%s) + STAGE_SECONDS - (SECONDS - t_start)))
+  note "the loop stage has until $STAGE_SECONDS s after the stage's start ($((STAGE_SECONDS - (SECONDS - t_start))) s left)"
+  OUT=$OUT "$ROOT/scripts/gpu-loop.sh" "$1" "$device" $quick ${LOOP_SECONDS:+--seconds "$LOOP_SECONDS"} \
+    --deadline "$deadline"
   local status=$?
   [ $status -eq 0 ] && note "ok   the loop stage (loop.txt)" || note "FAIL the loop stage (loop.txt, server.log)"
   finish $status

@@ -57,6 +57,18 @@ size=$(du -m "$TMP/out/run.dump" | cut -f1)
 [ "$size" -lt 16 ] && pass "loop stage: the dump is $size MiB" || fail "loop stage: the dump is $size MiB, 16 or more"
 check "loop stage: its server stopped and its folder removed" "$(ls -d /tmp/pgmate-loop.* 2>/dev/null | wc -l)" "$before"
 check "summary" "$(grep -c '^ok   the loop stage' "$TMP/out/summary.txt")" 1
+check_match "summary: the stage's deadline" "$(cat "$TMP/out/summary.txt")" "the loop stage has until [0-9]+ s after the stage's start"
+
+# A deadline close at hand (a GPU call ends hard): the loop gives up its time to the final
+# match's reserve, and the stage still writes every file.
+out=$(OUT=$TMP/cut scripts/gpu-loop.sh "$BUILD/bin/pgmate-worker" cpu --quick --deadline $(($(date +%s) + 70)) 2>&1)
+status=$?
+check "deadline: exit" "$status" 0
+[ $status -eq 0 ] || echo "$out" | tail -30
+loop=$(cat "$TMP/cut/loop.txt" 2>/dev/null)
+check_match "deadline: the loop cut to leave the match its reserve" "$loop" "the loop's wall time cut from 45 s to [0-9]+ s, to keep 30 s"
+check_match "deadline: the match played" "$loop" "match: network [0-9]+ .*, [0-9]+ of 4 games in"
+[ -s "$TMP/cut/run.dump" ] && pass "deadline: the dump" || fail "deadline: the dump"
 
 echo "gpu_loop: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
