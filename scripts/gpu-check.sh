@@ -5,7 +5,8 @@
 #                        [--profile] [--worker FILE]
 #
 # --stage check (the default): builds pgmate for this GPU against the machine's CUDA
-#   LibTorch, runs every GPU test and the GPU benchmarks.
+#   LibTorch, runs every GPU test and the GPU benchmarks (none starting after STAGE_SECONDS,
+#   below; the most wanted first).
 # --stage loop: the whole system: builds pgmate-worker for this GPU, then runs PostgreSQL
 #   from the bundle (make gpu-bundle) with pgmate's extension, the worker on the GPU and the
 #   learning loop from the shipped network for a fixed wall time, and one Elo figure of the
@@ -40,8 +41,9 @@ BUILD=${BUILD:-$ROOT/build-gpu}
 OUT=${OUT:-$BUILD/out}
 mkdir -p "$OUT"
 STEP_TIMEOUT=${STEP_TIMEOUT:-300}  # seconds for each test binary and the sanitizer run
-# The loop stage's wall time, build included: one call of at most 10 minutes. The loop is
-# shortened and the final match stopped so that every file is written by then.
+# A stage's wall time, build included: one call of at most 10 minutes. The loop stage
+# shortens its loop and stops its final match, the check stage starts no benchmark run
+# after it, so that every file is written by then.
 STAGE_SECONDS=${STAGE_SECONDS:-560}
 run_tests=1 run_bench=1 quick= no_gpu= stage=check worker= profile=
 usage() {
@@ -65,6 +67,7 @@ case $stage in check | loop) ;; *) usage ;; esac
 summary=()
 note() { echo "gpu-check: $*"; summary+=("$*"); }
 t_start=$SECONDS
+stage_deadline=$(($(date +%s) + STAGE_SECONDS))
 # The total and the summary (summary.txt and standard output), then the exit status $1.
 finish() {
   note "total $((SECONDS - t_start)) s"
@@ -95,10 +98,9 @@ fi
 run_loop() {
   local device=cuda
   [ -n "$no_gpu" ] && device=cpu
-  local deadline=$(($(date +%s) + STAGE_SECONDS - (SECONDS - t_start)))
-  note "the loop stage has until $STAGE_SECONDS s after the stage's start ($((STAGE_SECONDS - (SECONDS - t_start))) s left)"
+  note "the loop stage has until $STAGE_SECONDS s after the stage's start ($((stage_deadline - $(date +%s))) s left)"
   OUT=$OUT "$ROOT/scripts/gpu-loop.sh" "$1" "$device" $quick ${LOOP_SECONDS:+--seconds "$LOOP_SECONDS"} \
-    --deadline "$deadline"
+    --deadline "$stage_deadline"
   local status=$?
   [ $status -eq 0 ] && note "ok   the loop stage (loop.txt)" || note "FAIL the loop stage (loop.txt, server.log)"
   finish $status
@@ -218,7 +220,8 @@ fi
 # ---- 5. the GPU benchmarks
 if [ -n "$run_bench" ]; then
   t0=$SECONDS
-  python3 bench/gpu_bench --bin "$bin" --out "$OUT/bench.txt" $quick || note "the benchmark script failed"
+  python3 bench/gpu_bench --bin "$bin" --out "$OUT/bench.txt" --deadline "$stage_deadline" $quick ||
+    note "the benchmark script failed"
   note "benchmarks took $((SECONDS - t0)) s"
 fi
 

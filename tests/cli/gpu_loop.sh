@@ -5,6 +5,7 @@
 # server of its own from them (its own port and socket) with this build's pgmate-worker on
 # the CPU, the learning loop from the shipped network for a few iterations and a final
 # match, and leaves its files in $OUT. What a GPU window will run, proven before one is lent.
+# Also the stages' deadline: the loop's, and the check stage's benchmarks'.
 #
 #   tests/cli/gpu_loop.sh PGMATE
 #
@@ -69,6 +70,13 @@ loop=$(cat "$TMP/cut/loop.txt" 2>/dev/null)
 check_match "deadline: the loop cut to leave the match its reserve" "$loop" "the loop's wall time cut from 45 s to [0-9]+ s, to keep 30 s"
 check_match "deadline: the match played" "$loop" "match: network [0-9]+ .*, [0-9]+ of 4 games in"
 [ -s "$TMP/cut/run.dump" ] && pass "deadline: the dump" || fail "deadline: the dump"
+
+# The check stage's benchmarks under a deadline already passed: no run starts, each part
+# says so, and the table is written as it goes.
+out=$(python3 bench/gpu_bench --bin "$BUILD/bin" --out "$TMP/bench.txt" --deadline $(($(date +%s) - 1)) 2>&1)
+check "benchmarks past the deadline: exit" "$?" 0
+check "benchmarks past the deadline: every part skipped" "$(grep -c ': not run: the deadline passed$' "$TMP/bench.txt")" 4
+check "benchmarks past the deadline: nothing run" "$(grep -c '^== ' "$TMP/bench.txt")" 0
 
 echo "gpu_loop: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
