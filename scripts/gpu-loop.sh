@@ -21,8 +21,8 @@
 # loop.txt (summary and Elo), learning_log.csv, chart.svg, run.dump (pg_dump of the
 # database; the networks' weights and the training checkpoints left out), network.safetensors
 # (the loop's network), server.log; loop.txt grows line by line, so a stage cut short keeps
-what it did. Exit status 0 when the loop ran at least one iteration and the match played
-at least one game.
+# what it did. Exit status 0 when the loop ran at least one iteration and the match played
+# at least one game.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 usage() { echo "usage: $0 WORKER DEVICE [--quick] [--seconds S] [--deadline EPOCH]" >&2; exit 2; }

@@ -41,6 +41,7 @@ out=$(OUT=$TMP/out scripts/gpu-check.sh --no-gpu --stage loop --quick --worker "
 status=$?
 check "loop stage: exit" "$status" 0
 [ $status -eq 0 ] || echo "$out" | tail -30
+check "loop stage: no shell errors" "$(grep -Ec 'command not found|syntax error|unbound variable' <<< "$out")" 0
 loop=$(cat "$TMP/out/loop.txt" 2>/dev/null)
 check_match "loop stage: PostgreSQL from the bundle" "$loop" "server: PostgreSQL 15\\.[0-9]+ .*from the bundle"
 check_match "loop stage: the worker on the CPU" "$loop" "worker: cpu"
@@ -66,6 +67,7 @@ out=$(OUT=$TMP/cut scripts/gpu-loop.sh "$BUILD/bin/pgmate-worker" cpu --quick --
 status=$?
 check "deadline: exit" "$status" 0
 [ $status -eq 0 ] || echo "$out" | tail -30
+check "deadline: no shell errors" "$(grep -Ec 'command not found|syntax error|unbound variable' <<< "$out")" 0
 loop=$(cat "$TMP/cut/loop.txt" 2>/dev/null)
 check_match "deadline: the loop cut to leave the match its reserve" "$loop" "the loop's wall time cut from 45 s to [0-9]+ s, to keep 30 s"
 check_match "deadline: the match played" "$loop" "match: network [0-9]+ .*, [0-9]+ of 4 games in"
