@@ -58,7 +58,9 @@ if [ $quick = 1 ]; then
 else
   loop_seconds=${loop_seconds:-360}
   # The batch and learning rate are a CUDA worker's defaults (pgmate.learning_device_defaults).
-  options='{"games": 256, "parallel": 256, "simulations": 64,
+  # Games end as draws after 200 plies (300 by default), so that the first iteration's
+  # self-play and arena fit the loop's time even when many games run long.
+  options='{"games": 256, "parallel": 256, "simulations": 64, "max_plies": 200,
             "arena_interval": 1, "arena_games": 64, "sanity_games": 0, "seed": 1}'
   match_games=100 match_simulations=64 match_plies=300
   match_reserve=150
@@ -174,7 +176,7 @@ done
 loop_time=$((SECONDS - t0))
 [ $iterations -gt 0 ] || { say "FAIL no iteration finished in $loop_seconds s"; exit 1; }
 say "settings: $(q "SELECT 'games ' || (settings->>'games') || ' of ' || (settings->>'simulations')
-    || ' simulations, batch ' || (settings->>'batch') || ', lr ' || (settings->>'lr') || ', arena games '
+    || ' simulations, ' || coalesce(settings->>'max_plies', '300') || ' plies at most, batch ' || (settings->>'batch') || ', lr ' || (settings->>'lr') || ', arena games '
     || (settings->>'arena_games') FROM pgmate.learning_runs WHERE name = '$run'")"
 say "loop: $iterations iterations in $loop_time s: $(q "SELECT sum(games) || ' games, ' || sum(positions)
     || ' positions, ' || count(*) FILTER (WHERE decision = 'promoted') || ' promoted'
