@@ -78,7 +78,11 @@ finish() {
 }
 
 # ---- 1. the machine
-nvidia-smi --query-gpu=name,compute_cap,driver_version,memory.total --format=csv,noheader >"$OUT/gpu.txt" 2>&1
+if command -v nvidia-smi >/dev/null; then
+  nvidia-smi --query-gpu=name,compute_cap,driver_version,memory.total --format=csv,noheader >"$OUT/gpu.txt" 2>&1
+else
+  echo "nvidia-smi not found" >"$OUT/gpu.txt"
+fi
 cat "$OUT/gpu.txt"
 arch=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -1 | tr -d ' .')
 extra_flags=()
