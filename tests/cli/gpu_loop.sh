@@ -22,6 +22,13 @@ BUILD=$(dirname "$(dirname "$PGMATE")")
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 cd "$ROOT"
+# check_run NAME STATUS OUTPUT: a stage's run exited 0 (else its output's end is shown) and
+# printed no shell error.
+check_run() {
+  check "$1: exit" "$2" 0
+  [ "$2" -eq 0 ] || echo "$3" | tail -30
+  check "$1: no shell errors" "$(grep -Ec 'command not found|syntax error|unbound variable' <<< "$3")" 0
+}
 
 out=$(scripts/gpu-bundle.sh "$BUILD" 2>&1)
 check "bundle: exit" "$?" 0
@@ -38,10 +45,7 @@ check "bundle: no worker (the GPU machine builds its own)" "$(grep -c 'bin/pgmat
 
 before=$(ls -d /tmp/pgmate-loop.* 2>/dev/null | wc -l)
 out=$(OUT=$TMP/out scripts/gpu-check.sh --no-gpu --stage loop --quick --worker "$BUILD/bin/pgmate-worker" 2>&1)
-status=$?
-check "loop stage: exit" "$status" 0
-[ $status -eq 0 ] || echo "$out" | tail -30
-check "loop stage: no shell errors" "$(grep -Ec 'command not found|syntax error|unbound variable' <<< "$out")" 0
+check_run "loop stage" "$?" "$out"
 loop=$(cat "$TMP/out/loop.txt" 2>/dev/null)
 check_match "loop stage: PostgreSQL from the bundle" "$loop" "server: PostgreSQL 15\\.[0-9]+ .*from the bundle"
 check_match "loop stage: the worker on the CPU" "$loop" "worker: cpu"
@@ -64,10 +68,7 @@ check_match "summary: the stage's deadline" "$(cat "$TMP/out/summary.txt")" "the
 # A deadline close at hand (a GPU call ends hard): the loop gives up its time to the final
 # match's reserve, and the stage still writes every file.
 out=$(OUT=$TMP/cut scripts/gpu-loop.sh "$BUILD/bin/pgmate-worker" cpu --quick --deadline $(($(date +%s) + 70)) 2>&1)
-status=$?
-check "deadline: exit" "$status" 0
-[ $status -eq 0 ] || echo "$out" | tail -30
-check "deadline: no shell errors" "$(grep -Ec 'command not found|syntax error|unbound variable' <<< "$out")" 0
+check_run "deadline" "$?" "$out"
 loop=$(cat "$TMP/cut/loop.txt" 2>/dev/null)
 check_match "deadline: the loop cut to leave the match its reserve" "$loop" "the loop's wall time cut from 45 s to [0-9]+ s, to keep 30 s"
 check_match "deadline: the match played" "$loop" "match: network [0-9]+ .*, [0-9]+ of 4 games in"
