@@ -20,9 +20,11 @@
 # python3 has one, else Debian's), and checks that the GPU tests skip cleanly and the
 # benchmarks say why they cannot run; with --stage loop, the loop runs on the CPU.
 # --worker FILE: the loop stage uses this pgmate-worker instead of building one.
-# --profile (check stage): Nsight Compute on the breadth-first perft kernels (count, expand,
-#   leaf) of gpu_perft_bench --quick: throughput against the card's limits, occupancy,
-#   registers and warp stalls, into profile.txt (where ncu can read the counters).
+# --profile (check stage): Nsight Compute on the fused two-ply leaf kernel (every move of
+#   the last two plies) in gpu_perft_bench --quick's three chess cases (start depth 6, Kiwipete
+#   depth 5, start depth 6 with magic tables; the warm-up's small launches skipped):
+#   throughput against the card's limits, occupancy, registers and warp stalls, into
+#   profile.txt (where ncu can read the counters).
 #
 # Needs: nvcc, cmake, a C++20 compiler, python3 with PyTorch (its C++ LibTorch is what the
 # worker builds against), and what `make gpu-bundle` puts in .gpu-bundle/ on a development
@@ -211,8 +213,8 @@ if [ -n "$profile" ]; then
     note "no perft profile: no GPU"
   elif [ -z "$ncu" ]; then
     note "no perft profile: ncu not found"
-  elif timeout "$STEP_TIMEOUT" "$ncu" --clock-control none --kernel-name regex:'leaf_kernel|expand_kernel|count_moves_kernel' \
-         --launch-skip 3 --launch-count 6 --section SpeedOfLight --section Occupancy --section LaunchStats \
+  elif timeout "$STEP_TIMEOUT" "$ncu" --clock-control none --kernel-name regex:'leaf_kernel' \
+         --launch-skip 2 --launch-count 3 --section SpeedOfLight --section Occupancy --section LaunchStats \
          --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis --section WarpStateStats \
          "$bin/gpu_perft_bench" --quick --cpu-seconds 0.1 >"$OUT/profile.txt" 2>&1; then
     note "ok   Nsight Compute on the perft kernels (profile.txt)"
