@@ -77,7 +77,6 @@ struct MoveList {
   };
   int size = 0;
   PGMATE_HD MoveList() {}
-  PGMATE_HD void push(Move m) { moves[size++] = m; }
   PGMATE_HD const Move* begin() const { return moves; }
   PGMATE_HD const Move* end() const { return moves + size; }
 };
