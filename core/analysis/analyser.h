@@ -3,12 +3,12 @@
 // come, and a free engine takes the next position.
 //
 // An engine that dies, hangs past its deadline, floods, or answers what cannot be believed
-// (an illegal best move, no score, a score out of range) is stopped and replaced by a fresh
-// process, and its position tried again on another start; a position that fails
-// `attempts` times is given up and reported, never waited on for ever. The engines run
-// with Threads=1 and a fixed hash, so J jobs use J cores and each evaluation costs what its
-// limits say; positions are sent without ucinewgame, as an analysing GUI does, so an
-// engine's hash may still hold what it searched before.
+// (an illegal best move, no score, a score out of range, two lines that begin with the same
+// move) is stopped and replaced by a fresh process, and its position tried again on another
+// start; a position that fails `attempts` times is given up and reported, never waited on
+// for ever. The engines run with Threads=1 and a fixed hash, so J jobs use J cores and each
+// evaluation costs what its limits say; positions are sent without ucinewgame, as an
+// analysing GUI does, so an engine's hash may still hold what it searched before.
 #pragma once
 
 #include <chrono>

@@ -140,6 +140,12 @@ PositionEval make_eval(const chess::Board& position, std::vector<PvLine> lines, 
     throw std::invalid_argument("best move " + quote_input(bestmove, 16) + " is not legal here: " + e.what());
   }
   std::sort(lines.begin(), lines.end(), [](const PvLine& a, const PvLine& b) { return a.multipv < b.multipv; });
+  // Each line is another move's: a move given twice would be stored twice (and trained on as two targets).
+  for (std::size_t i = 0; i < lines.size(); ++i)
+    for (std::size_t j = 0; j < i; ++j)
+      if (lines[j].pv.front() == lines[i].pv.front())
+        throw std::invalid_argument("lines " + std::to_string(lines[j].multipv) + " and " + std::to_string(lines[i].multipv) +
+                                    " both begin with " + chess::to_uci(lines[i].pv.front()));
   // The best move's line first: an engine's first line is its choice.
   auto chosen = std::find_if(lines.begin(), lines.end(), [&](const PvLine& l) { return l.pv.front() == best; });
   if (chosen == lines.end()) {

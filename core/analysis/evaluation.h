@@ -76,7 +76,7 @@ std::optional<PositionEval> terminal_eval(const chess::Board& position);
 
 // The lines an engine wrote for one search, made into an evaluation. `bestmove` is the
 // text after "bestmove". Throws std::invalid_argument when the engine's answer cannot be
-// believed: no scored line, an illegal best move.
+// believed: no scored line, an illegal best move, two lines that begin with the same move.
 PositionEval make_eval(const chess::Board& position, std::vector<PvLine> lines, std::string_view bestmove);
 
 // The same position with its clocks cleared (halfmove 0, fullmove 1): what evaluations are

@@ -118,6 +118,21 @@ TEST(MakeEval, PutsTheBestMovesLineFirstAndChecksTheBestMove) {
   EXPECT_EQ(m.wdl, wdl_model(Score{false, 10}));
 }
 
+TEST(MakeEval, RefusesTwoLinesThatBeginWithTheSameMove) {
+  std::vector<PvLine> lines;
+  lines.push_back(*parse_info_line("info depth 9 multipv 1 score cp 30 pv d2d4 d7d5", start()));
+  lines.push_back(*parse_info_line("info depth 9 multipv 2 score cp 10 pv e2e4", start()));
+  lines.push_back(*parse_info_line("info depth 9 multipv 3 score cp 5 pv d2d4 g8f6", start()));
+  try {
+    make_eval(start(), lines, "d2d4");
+    ADD_FAILURE() << "lines 1 and 3 begin with d2d4";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("d2d4"), std::string::npos) << e.what();
+  }
+  lines.pop_back();
+  EXPECT_EQ(make_eval(start(), lines, "d2d4").lines.size(), 2u);
+}
+
 TEST(WithoutClocks, KeepsThePositionDropsTheCounters) {
   const chess::Board b = chess::parse_fen("r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3");
   const chess::Board c = without_clocks(b);
@@ -280,6 +295,26 @@ TEST(Analyser, EnginesThatLieOrHangAreGivenUpPositionByPosition) {
     EXPECT_EQ(analyser.stats().restarts, 4) << k.command;  // two tries of each position
     EXPECT_EQ(arena::live_engine_groups(), 0) << k.command;
   }
+}
+
+// Lines that repeat a move are an answer that cannot be believed: the engine is replaced
+// and the position tried again, then given up; nothing is stored.
+TEST(Analyser, MultiPvLinesThatRepeatAMoveAreGivenUp) {
+  AnalyserConfig c;
+  c.command = kFake + " multipvdup";
+  c.limits.nodes = 1000;
+  c.multipv = 2;
+  Analyser analyser(c);
+  std::vector<std::string> messages;
+  int done = 0;
+  analyser.run({start(), chess::parse_fen("r1bqkbnr/pppppppp/2n5/8/8/5N2/PPPPPPPP/RNBQKB1R w KQkq - 2 2")},
+               [&](std::size_t, PositionEval&&) { ++done; },
+               [&](std::size_t, const std::string& m) { messages.push_back(m); }, {});
+  EXPECT_EQ(done, 0);
+  ASSERT_EQ(messages.size(), 2u);
+  EXPECT_NE(messages[0].find("both begin with e2e4"), std::string::npos) << messages[0];
+  EXPECT_EQ(analyser.stats().restarts, 4);  // two tries of each position
+  EXPECT_EQ(arena::live_engine_groups(), 0);
 }
 
 TEST(Analyser, AnEngineThatNeverStartsEndsTheRun) {

@@ -5,6 +5,7 @@
 #   badscore       a believable handshake, then "score mate 0" with a legal PV at every go
 #   badwdl         a WDL that does not sum to 1000
 #   noscore        a best move with no scored line before it
+#   multipvdup     a MultiPV option, then lines 1 and 2 with the same move at every go
 mode=$1
 name="fake-$mode"
 if [ "$mode" = dieonce ]; then
@@ -14,7 +15,10 @@ if [ "$mode" = dieonce ]; then
 fi
 while read -r line; do
   case "$line" in
-    uci) echo "id name $name"; echo uciok ;;
+    uci)
+      echo "id name $name"
+      [ "$mode" = multipvdup ] && echo "option name MultiPV type spin default 1 min 1 max 500"
+      echo uciok ;;
     isready) echo readyok ;;
     go*)
       case $mode in
@@ -22,6 +26,10 @@ while read -r line; do
         badscore) echo "info depth 1 score mate 0 nodes 1 pv e2e4"; echo "bestmove e2e4" ;;
         badwdl) echo "info depth 1 score cp 10 wdl 500 500 500 nodes 1 pv e2e4"; echo "bestmove e2e4" ;;
         noscore) echo "info depth 1 nodes 1 pv e2e4"; echo "bestmove e2e4" ;;
+        multipvdup)
+          echo "info depth 1 multipv 1 score cp 30 nodes 1 pv e2e4"
+          echo "info depth 1 multipv 2 score cp 20 nodes 1 pv e2e4"
+          echo "bestmove e2e4" ;;
       esac ;;
     quit) exit 0 ;;
   esac
