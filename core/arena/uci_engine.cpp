@@ -13,6 +13,7 @@
 #include <cctype>
 #include <atomic>
 #include <cerrno>
+#include <cmath>
 #include <cstring>
 
 #include "chess/fen.h"
@@ -419,9 +420,28 @@ std::optional<std::string> UciEngine::poll_bestmove(milliseconds wait) {
 }
 
 milliseconds UciEngine::move_deadline(const UciLimits& limits) {
-  // Generous: the point is to notice a hung engine, not to enforce a time control.
-  if (limits.movetime_ms && !limits.nodes && !limits.depth) return milliseconds(limits.movetime_ms * 2 + 5000);
-  return std::chrono::seconds(60);
+  // Generous: the point is to notice a hung engine, not to enforce a time control. The
+  // engine stops at the first of its limits it reaches, so the least allowance of the
+  // limits given holds:
+  // - movetime: twice the time and 5 s;
+  // - nodes: 60 s and the nodes at 10,000 nodes/s, far below any engine worth analysing
+  //   with (Stockfish 15.1 searches about 650,000 nodes/s on one thread);
+  // - depth: 2 minutes to depth 20, doubling every 3 plies beyond (depth 30: 20 minutes,
+  //   depth 40: 3.4 hours). Stockfish 15.1 on one thread reaches depth 24 in 3.4 s and
+  //   needs about 1.33 times the nodes per ply more, so it stays 30 times inside this to
+  //   depth 40 and inside it to about depth 80.
+  // Capped at 30 days, which keeps the clock arithmetic clear of overflow.
+  constexpr milliseconds kLongest = std::chrono::hours(24 * 30);
+  constexpr std::int64_t kFloorNodesPerMs = 10;
+  if (limits.movetime_ms <= 0 && limits.nodes <= 0 && limits.depth <= 0) return std::chrono::seconds(60);
+  std::int64_t least = kLongest.count();
+  if (limits.movetime_ms > 0) least = std::min(least, std::min(limits.movetime_ms, least) * 2 + 5000);
+  if (limits.nodes > 0) least = std::min(least, 60000 + limits.nodes / kFloorNodesPerMs);
+  if (limits.depth > 0) {
+    const double ms = 120000.0 * std::exp2(std::max(limits.depth - 20, 0) / 3.0);
+    if (ms < double(least)) least = std::int64_t(ms);
+  }
+  return milliseconds(std::min(least, kLongest.count()));
 }
 
 }  // namespace pgmate::arena

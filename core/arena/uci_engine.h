@@ -76,7 +76,9 @@ class UciEngine {
   void set_option(const std::string& name, const std::string& value,
                   std::chrono::milliseconds timeout = std::chrono::seconds(10));
 
-  // How long a move with these limits may take before the engine is declared hung.
+  // How long a move with these limits may take before the engine is declared hung: the
+  // least of what each limit given allows (movetime, nodes at a floor speed, depth), at most
+  // 30 days; 60 s for no limit.
   static std::chrono::milliseconds move_deadline(const UciLimits& limits);
 
  private:

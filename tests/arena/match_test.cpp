@@ -10,6 +10,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
+#include <cstdint>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -525,6 +526,38 @@ TEST(UciEngine, AnEngineInheritsNoOtherDescriptor) {
   close(sockets[1]);
   close(file);
   std::filesystem::remove(path);
+}
+
+// A move's deadline follows its limits: the least allowance of those given, since the
+// engine stops at the first it reaches.
+TEST(UciEngine, TheMoveDeadlineFollowsTheLimits) {
+  using std::chrono::milliseconds;
+  const auto deadline = [](std::int64_t nodes, int depth, std::int64_t movetime) {
+    return UciEngine::move_deadline(UciLimits{.nodes = nodes, .movetime_ms = movetime, .depth = depth});
+  };
+  EXPECT_EQ(deadline(0, 0, 1000), milliseconds(7000));  // twice the time and 5 s, as before
+  EXPECT_EQ(deadline(0, 0, 0), milliseconds(60000));
+  // Nodes at 10,000 a second after 60 s: 50 million (75 s for Stockfish here) are not cut short.
+  EXPECT_EQ(deadline(1000, 0, 0), milliseconds(60100));
+  EXPECT_EQ(deadline(50000000, 0, 0), milliseconds(60000 + 5000000));
+  // Depth: 2 minutes to depth 20, doubling every 3 plies beyond.
+  EXPECT_EQ(deadline(0, 8, 0), milliseconds(120000));
+  EXPECT_EQ(deadline(0, 20, 0), milliseconds(120000));
+  EXPECT_EQ(deadline(0, 23, 0), milliseconds(240000));
+  EXPECT_EQ(deadline(0, 26, 0), milliseconds(480000));
+  EXPECT_GT(deadline(0, 40, 0), milliseconds(3 * 3600 * 1000));
+  EXPECT_LT(deadline(0, 24, 0), deadline(0, 25, 0));
+  // Several limits: the least.
+  EXPECT_EQ(deadline(1000, 0, 1000), milliseconds(7000));
+  EXPECT_EQ(deadline(50000000, 20, 0), milliseconds(120000));
+  EXPECT_EQ(deadline(1000, 30, 0), milliseconds(60100));
+  EXPECT_EQ(deadline(50000000, 30, 600000), milliseconds(1205000));
+  // The largest limits are capped at 30 days, without overflow.
+  const milliseconds month = std::chrono::hours(24 * 30);
+  EXPECT_EQ(deadline(std::int64_t(1) << 40, 0, 0), month);
+  EXPECT_EQ(deadline(INT64_MAX, 0, 0), month);
+  EXPECT_EQ(deadline(0, 255, 0), month);
+  EXPECT_EQ(deadline(0, 0, INT64_MAX), month);
 }
 
 TEST(EngineText, BytesThatAreNotUtf8AreEscaped) {
