@@ -113,6 +113,10 @@ void Analyser::run(const std::vector<chess::Board>& positions, const Done& done,
     if (++tries[s.index] >= config_.attempts) {
       ++stats_.failed;
       failed(s.index, why);
+      // An engine that fails on every position would otherwise cost attempts x deadline each.
+      if (++failures_in_a_row_ >= config_.max_failures_in_a_row && config_.max_failures_in_a_row > 0)
+        throw arena::UciError("UCI engine " + engine_name_ + ": " + std::to_string(failures_in_a_row_) +
+                              " positions in a row given up, the analysis is stopped; the last: " + why);
     } else {
       queue.push_front(s.index);
     }
@@ -198,6 +202,7 @@ void Analyser::run(const std::vector<chess::Board>& positions, const Done& done,
           continue;
         }
         s.busy = false;
+        failures_in_a_row_ = 0;
         stats_.nodes += eval.nodes;
         ++stats_.evaluated;
         done(s.index, std::move(eval));

@@ -35,6 +35,9 @@ struct AnalyserConfig {
   int attempts = 2;                                             // starts per position before it is given up
   std::chrono::milliseconds start_timeout{10000};
   std::chrono::milliseconds move_deadline{0};                   // 0: UciEngine::move_deadline(limits)
+  // Positions given up one after another, none evaluated between, that end the run (an
+  // engine that hangs or lies on every position costs this many, not every position); 0: never.
+  int max_failures_in_a_row = 3;
   arena::InterruptCheck interrupt_check;                        // at least every 100 ms
 };
 
@@ -71,7 +74,8 @@ class Analyser {
   // Evaluates positions[i] for every i; each ends in done or failed (in the order they
   // finish); tick runs at least every 100 ms (saving, progress, interrupts). A position
   // with no legal moves, or a dead draw, is evaluated without an engine. Throws
-  // arena::UciError when no engine can be started any more.
+  // arena::UciError when no engine can be started any more, or when
+  // max_failures_in_a_row positions are given up in a row (counted across runs).
   void run(const std::vector<chess::Board>& positions, const Done& done, const Failed& failed,
            const std::function<void()>& tick);
 
@@ -83,6 +87,7 @@ class Analyser {
   std::string engine_name_;
   std::vector<std::unique_ptr<Slot>> slots_;
   AnalyserStats stats_;
+  int failures_in_a_row_ = 0;  // positions given up since the last one an engine evaluated
 };
 
 }  // namespace pgmate::analysis

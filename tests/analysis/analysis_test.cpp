@@ -317,6 +317,59 @@ TEST(Analyser, MultiPvLinesThatRepeatAMoveAreGivenUp) {
   EXPECT_EQ(arena::live_engine_groups(), 0);
 }
 
+// An engine that never answers: the run stops after max_failures_in_a_row positions given
+// up in a row, not after all of them; an evaluated position starts the count again.
+TEST(Analyser, PositionsGivenUpInARowEndTheRun) {
+  const chess::Board other = chess::parse_fen("r1bqkbnr/pppppppp/2n5/8/8/5N2/PPPPPPPP/RNBQKB1R w KQkq - 2 2");
+  const std::vector<chess::Board> hung(8, other);
+  AnalyserConfig c;
+  c.command = kArenaFake + " hang";
+  c.limits.nodes = 1000;
+  c.move_deadline = std::chrono::milliseconds(200);
+  {
+    Analyser analyser(c);
+    std::vector<std::string> messages;
+    try {
+      analyser.run(hung, [&](std::size_t, PositionEval&&) { ADD_FAILURE(); },
+                   [&](std::size_t, const std::string& m) { messages.push_back(m); }, {});
+      ADD_FAILURE() << "the run went through every position";
+    } catch (const arena::UciError& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find("fake-hang"), std::string::npos) << what;
+      EXPECT_NE(what.find("3 positions in a row"), std::string::npos) << what;
+      EXPECT_NE(what.find("did not answer within 200 ms"), std::string::npos) << what;
+    }
+    EXPECT_EQ(messages.size(), 3u);
+    EXPECT_EQ(analyser.stats().failed, 3);
+  }
+  EXPECT_EQ(arena::live_engine_groups(), 0);
+
+  // 0: no bound, every position tried.
+  c.max_failures_in_a_row = 0;
+  {
+    Analyser analyser(c);
+    int failed = 0;
+    analyser.run(std::vector<chess::Board>(4, other), [&](std::size_t, PositionEval&&) { ADD_FAILURE(); },
+                 [&](std::size_t, const std::string&) { ++failed; }, {});
+    EXPECT_EQ(failed, 4);
+  }
+
+  // Two failures, an evaluation, two failures: never three in a row.
+  c.command = kFake + " hangmost";
+  c.max_failures_in_a_row = 3;
+  Analyser analyser(c);
+  int done = 0, failed = 0;
+  analyser.run({other, other, start(), other, other, start()}, [&](std::size_t, PositionEval&&) { ++done; },
+               [&](std::size_t, const std::string&) { ++failed; }, {});
+  EXPECT_EQ(done, 2);
+  EXPECT_EQ(failed, 4);
+  c.max_failures_in_a_row = 2;
+  Analyser strict(c);
+  EXPECT_THROW(strict.run({other, other, start()}, [&](std::size_t, PositionEval&&) {},
+                          [&](std::size_t, const std::string&) {}, {}),
+               arena::UciError);
+}
+
 TEST(Analyser, AnEngineThatNeverStartsEndsTheRun) {
   AnalyserConfig c;
   c.command = "/nonexistent/engine";

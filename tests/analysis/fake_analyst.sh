@@ -6,6 +6,7 @@
 #   badwdl         a WDL that does not sum to 1000
 #   noscore        a best move with no scored line before it
 #   multipvdup     a MultiPV option, then lines 1 and 2 with the same move at every go
+#   hangmost       answers go at the start position only; elsewhere never
 mode=$1
 name="fake-$mode"
 if [ "$mode" = dieonce ]; then
@@ -20,6 +21,8 @@ while read -r line; do
       [ "$mode" = multipvdup ] && echo "option name MultiPV type spin default 1 min 1 max 500"
       echo uciok ;;
     isready) echo readyok ;;
+    "position fen rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1") at_start=1 ;;
+    position*) at_start= ;;
     go*)
       case $mode in
         dieonce) exit 3 ;;
@@ -30,6 +33,8 @@ while read -r line; do
           echo "info depth 1 multipv 1 score cp 30 nodes 1 pv e2e4"
           echo "info depth 1 multipv 2 score cp 20 nodes 1 pv e2e4"
           echo "bestmove e2e4" ;;
+        hangmost)
+          [ -n "$at_start" ] && { echo "info depth 1 score cp 30 nodes 1 pv e2e4"; echo "bestmove e2e4"; } ;;
       esac ;;
     quit) exit 0 ;;
   esac
