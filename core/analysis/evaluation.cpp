@@ -280,15 +280,20 @@ std::string pgn_evals_json(const chess::Board& start, const std::vector<chess::M
   for (std::size_t i = 0; i < moves.size() && i < evals.size(); ++i) {
     b.play(moves[i]);
     if (evals[i].empty()) continue;
-    const std::optional<Score> score = score_of_pgn_eval(evals[i], b.side);
-    if (!score) continue;
-    PositionEval e;
-    PvLine line;
-    line.score = *score;
-    e.lines.push_back(line);
-    e.wdl = wdl_model(*score);
+    // A position the rules decide (checkmate, stalemate, a dead draw) is what they say,
+    // whatever the comment claims: a mated side never gets a winning score.
+    std::optional<PositionEval> e = terminal_eval(b);
+    if (!e) {
+      const std::optional<Score> score = score_of_pgn_eval(evals[i], b.side);
+      if (!score) continue;
+      e.emplace();
+      PvLine line;
+      line.score = *score;
+      e->lines.push_back(line);
+      e->wdl = wdl_model(*score);
+    }
     if (!out.empty()) out += ',';
-    out += eval_json(b, e, false);
+    out += eval_json(b, *e, false);
     ++count;
   }
   return out;

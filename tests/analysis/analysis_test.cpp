@@ -14,6 +14,7 @@
 #include "analysis/evaluation.h"
 #include "chess/fen.h"
 #include "chess/notation.h"
+#include "chess/pgn.h"
 
 using namespace pgmate;
 using namespace pgmate::analysis;
@@ -97,6 +98,37 @@ TEST(TerminalEval, CheckmateStalemateAndDeadDraws) {
   EXPECT_EQ(stalemate->wdl, (Wdl{0, 1000, 0}));
   EXPECT_TRUE(terminal_eval(chess::parse_fen("8/8/4k3/8/8/3K4/8/8 w - - 0 1")));  // kings only
   EXPECT_FALSE(terminal_eval(start()));
+}
+
+// An [%eval] after a move that ends the game is not believed: the rules decide the position.
+TEST(PgnEvals, AGameThatEndsIsEvaluatedByTheRules) {
+  const auto evals_of = [](std::string_view pgn, int& count) {
+    const std::vector<chess::PgnGame> games = chess::parse_pgn(pgn);
+    EXPECT_EQ(games.size(), 1u);
+    return pgn_evals_json(games.at(0).start, games.at(0).moves, games.at(0).evals, count);
+  };
+  int count = 0;
+  std::string json =
+      evals_of("[White \"mated\"] [Result \"0-1\"] 1. f3 { [%eval -0.5] } e5 { [%eval -0.4] } 2. g4 { [%eval -9.9] } "
+               "Qh4# { [%eval #7] } 0-1",
+               count);
+  EXPECT_EQ(count, 4);
+  // Black to move after 1. f3: -0.50 from White's view is +50 for Black.
+  EXPECT_NE(json.find("\"cp\": 50, \"mate\": null"), std::string::npos) << json;
+  // White mated: mate 0, a certain loss for the side to move, not mate 7.
+  const std::string last = json.substr(json.rfind("{\"board\""));
+  EXPECT_NE(last.find("\"board\": \"rnb1kbnr/pppp1ppp/8/4p3/6Pq/5P2/PPPPP2P/RNBQKBNR w KQkq - 1 3\""),
+            std::string::npos)
+      << last;
+  EXPECT_NE(last.find("\"cp\": null, \"mate\": 0, \"win\": 0, \"draw\": 0, \"loss\": 1000"), std::string::npos)
+      << last;
+  EXPECT_EQ(json.find("\"mate\": 7"), std::string::npos) << json;
+  EXPECT_EQ(json.find("\"mate\": -7"), std::string::npos) << json;
+  // Stalemate: a draw, whatever the comment says.
+  json = evals_of("[SetUp \"1\"] [FEN \"7k/8/6K1/8/8/8/8/5Q2 w - - 0 1\"] 1. Qf7 { [%eval 3.5] } 1/2-1/2", count);
+  EXPECT_EQ(count, 1);
+  EXPECT_NE(json.find("\"cp\": 0, \"mate\": null, \"win\": 0, \"draw\": 1000, \"loss\": 0"), std::string::npos)
+      << json;
 }
 
 TEST(MakeEval, PutsTheBestMovesLineFirstAndChecksTheBestMove) {
