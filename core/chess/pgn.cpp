@@ -13,10 +13,12 @@
 
 #include <algorithm>
 #include <array>
+#include <charconv>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <deque>
+#include <optional>
 #include <stdexcept>
 
 #include "chess/notation.h"
@@ -663,6 +665,38 @@ namespace {
 bool is_result_token(const Token& t) {
   return t.type == Tok::kStar || (t.type == Tok::kSymbol && !result_of(t.text).empty());
 }
+
+// A [%clk] value in seconds: H:MM:SS or H:MM:SS.F, digits only, minutes and seconds of one
+// or two digits below 60, nothing after. Hours are at most 99,999 (11 years, beyond any
+// clock): far inside what double seconds hold to the microsecond, and the microseconds of
+// a PostgreSQL interval, so a clock is kept exactly or not at all.
+std::optional<double> clock_seconds(std::string_view t) {
+  constexpr long kMaxHours = 99999;
+  std::size_t i = 0;
+  long hours = 0;
+  for (; i < t.size() && is_digit(t[i]); ++i)
+    if ((hours = hours * 10 + (t[i] - '0')) > kMaxHours) return std::nullopt;
+  if (i == 0 || i == t.size() || t[i++] != ':') return std::nullopt;
+  const auto sixty = [&](int& value) {
+    const std::size_t begin = i;
+    value = 0;
+    while (i < t.size() && i - begin < 2 && is_digit(t[i])) value = value * 10 + (t[i++] - '0');
+    return i > begin && value < 60;
+  };
+  int minutes = 0, seconds = 0;
+  if (!sixty(minutes) || i == t.size() || t[i++] != ':') return std::nullopt;
+  const std::size_t seconds_at = i;
+  if (!sixty(seconds)) return std::nullopt;
+  double with_fraction = seconds;
+  if (i < t.size() && t[i] == '.') {
+    const std::size_t fraction_at = ++i;
+    while (i < t.size() && is_digit(t[i])) ++i;
+    if (i == fraction_at) return std::nullopt;
+    std::from_chars(t.data() + seconds_at, t.data() + i, with_fraction, std::chars_format::fixed);
+  }
+  if (i != t.size()) return std::nullopt;
+  return double(hours) * 3600.0 + minutes * 60.0 + with_fraction;
+}
 }  // namespace
 
 void PgnParser::on_token(const Token& t) {
@@ -944,14 +978,9 @@ void PgnParser::end_comment() {
     game_.evals.resize(ply + 1);
     game_.evals[ply] = std::string(eval);
   }
-  const std::string_view clk = command("[%clk");
-  // h:mm:ss or h:mm:ss.f
-  int h = 0, m = 0;
-  double sec = -1;
-  if (std::sscanf(std::string(clk).c_str(), "%d:%d:%lf", &h, &m, &sec) == 3 && h >= 0 && m >= 0 && m < 60 && sec >= 0 &&
-      sec < 60) {
+  if (const std::optional<double> clock = clock_seconds(command("[%clk"))) {
     game_.clocks.resize(ply + 1, -1);
-    game_.clocks[ply] = h * 3600.0 + m * 60.0 + sec;
+    game_.clocks[ply] = *clock;
   }
 }
 

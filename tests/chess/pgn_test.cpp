@@ -1150,6 +1150,27 @@ TEST(Pgn, ReadsEvalAndClockComments) {
   }
 }
 
+// A [%clk] is read exactly or skipped: hours that would overflow, fields beyond H:MM:SS and
+// anything but digits leave that move without a clock.
+TEST(Pgn, ClockCommandsAreReadExactlyOrSkipped) {
+  const char* const clocks[] = {"99999999999:00:00", "4294967296:00:00", "1:2:3:4",  "2147483647:59:59",
+                                "0:03:12",           "0:00:09.5",        "1:00:00",  "99999:59:59",
+                                "100000:00:00",      "0:60:00",          "0:00:60",  "0:3:2",
+                                "00:01:00.25",       "1:00:00.",         "1:00:00x", "-1:00:00",
+                                "+1:00:00",          "0:00:1e1",         "0:001:00", "1:00"};
+  const double expected[] = {-1, -1, -1, -1, 192, 9.5, 3600, 359999999, -1, -1,
+                             -1, 182, 60.25, -1, -1, -1, -1, -1, -1, -1};
+  // The knights out and back, a clock after every move.
+  const char* const cycle[] = {"Nf3", "Nf6", "Ng1", "Ng8"};
+  std::string pgn;
+  for (std::size_t i = 0; i < std::size(clocks); ++i)
+    pgn += (i % 2 ? std::string() : std::to_string(i / 2 + 1) + ". ") + cycle[i % 4] + " { [%clk " + clocks[i] + "] } ";
+  const PgnGame g = only_game(pgn + "*");
+  ASSERT_EQ(g.moves.size(), std::size(clocks));
+  ASSERT_EQ(g.clocks.size(), std::size(clocks));
+  for (std::size_t i = 0; i < std::size(clocks); ++i) EXPECT_EQ(g.clocks[i], expected[i]) << clocks[i];
+}
+
 // A SAN move that names two legal moves is read as the one that keeps the game legal to its
 // end, as pgn-extract and kokopu do; when both (or none) do, the game is bad.
 TEST(Pgn, ResolvesAnAmbiguousMoveByTheRestOfTheGame) {
