@@ -5,6 +5,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -15,6 +16,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstring>
+#include <mutex>
 
 #include "chess/fen.h"
 #include "chess/notation.h"
@@ -57,6 +59,97 @@ void unregister_group(pid_t group) {
     pid_t mine = group;
     if (slot.compare_exchange_strong(mine, 0)) return;
   }
+}
+
+bool is_live_engine(pid_t pid) {
+  for (auto& slot : g_live_groups)
+    if (slot.load(std::memory_order_relaxed) == pid) return true;
+  return false;
+}
+
+// Held while an engine is started and registered, and while orphans are swept, so that a
+// sweep on one thread never takes an engine another is starting for an orphan.
+std::mutex g_spawn_mutex;
+
+// The decimal digits of a non-negative number at `out` (no allocation: for signal handlers).
+char* append_number(char* out, long value) {
+  char digits[24];
+  int n = 0;
+  do digits[n++] = char('0' + value % 10);
+  while ((value /= 10) > 0);
+  while (n > 0) *out++ = digits[--n];
+  return out;
+}
+
+// A non-negative decimal number at `p` (moved past it); -1 when there is none.
+long read_number(const char*& p, const char* end) {
+  long value = -1;
+  for (; p < end && *p >= '0' && *p <= '9'; ++p) value = (value < 0 ? 0 : value * 10) + (*p - '0');
+  return value;
+}
+
+// Kills (SIGKILL) every child of this process that is neither a live engine nor in this
+// process's own group, and reaps it (waiting for it with `wait`, else only if it is
+// already gone). Such children are what engines left behind and this process adopted as
+// a child subreaper: descendants that left their engine's group (setsid) or outlived
+// their parent in it. Children in this process's group are its own (popen, COPY ...
+// PROGRAM) and are left alone. Returns whether a process of `group` (> 0) other than a
+// zombie was seen. Reads /proc with system calls only: async-signal-safe.
+bool sweep_orphans(pid_t group, bool wait) noexcept {
+  const int saved_errno = errno;
+  const pid_t self = getpid(), own_group = getpgrp();
+  bool group_seen = false;
+  const int dir = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dir < 0) {
+    errno = saved_errno;
+    return false;
+  }
+  struct Entry {
+    ino64_t ino;
+    off64_t off;
+    unsigned short reclen;
+    unsigned char type;
+    char name[1];
+  };
+  alignas(8) char entries[8192];
+  for (;;) {
+    const long got = syscall(SYS_getdents64, dir, entries, sizeof entries);
+    if (got <= 0) break;
+    for (long at = 0; at < got;) {
+      const Entry* e = reinterpret_cast<const Entry*>(entries + at);
+      at += e->reclen;
+      const char* name = e->name;
+      const char* name_end = name + strnlen(name, 16);
+      const long pid = read_number(name, name_end);
+      if (pid <= 0 || name != name_end || pid == self) continue;
+      char path[48] = "/proc/";
+      char* end = append_number(path + 6, pid);
+      std::memcpy(end, "/stat", 6);
+      const int fd = open(path, O_RDONLY | O_CLOEXEC);
+      if (fd < 0) continue;  // gone meanwhile
+      char stat[512];
+      const ssize_t n = read(fd, stat, sizeof stat);
+      close(fd);
+      if (n <= 0) continue;
+      // "PID (NAME) STATE PPID PGRP ...": the name may hold anything, so from its last ')'.
+      const char* p = stat + n;
+      while (p > stat && p[-1] != ')') --p;
+      if (p == stat || stat + n - p < 4) continue;
+      const char state = p[1];
+      p += 3;
+      const long ppid = read_number(p, stat + n);
+      if (p < stat + n) ++p;
+      const long pgrp = read_number(p, stat + n);
+      if (group > 0 && pgrp == group && state != 'Z') group_seen = true;
+      if (ppid != self || pgrp == own_group || pgrp < 0 || is_live_engine(pid_t(pid))) continue;
+      kill(pid_t(pid), SIGKILL);
+      while (waitpid(pid_t(pid), nullptr, wait ? 0 : WNOHANG) < 0 && errno == EINTR) {
+      }
+    }
+  }
+  close(dir);
+  errno = saved_errno;
+  return group_seen;
 }
 
 // One write() with SIGPIPE held off: a dead engine's pipe must give EPIPE here, not the
@@ -169,6 +262,18 @@ int spawn_engine(pid_t& pid, std::vector<char*>& argv, int in_fd, int out_fd) {
 void kill_live_engine_groups() noexcept {
   for (auto& slot : g_live_groups)
     if (const pid_t group = slot.load(); group > 0) kill(-group, SIGKILL);
+  kill_engine_orphans();
+}
+
+void kill_engine_orphans() noexcept { sweep_orphans(0, false); }
+
+bool become_child_subreaper() noexcept {
+#ifdef PR_SET_CHILD_SUBREAPER
+  static const bool done = prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0;
+  return done;
+#else
+  return false;
+#endif
 }
 
 int live_engine_groups() noexcept {
@@ -194,7 +299,16 @@ UciEngine::UciEngine(const std::string& command, const std::vector<std::pair<std
   std::vector<std::string> args = words;
   for (auto& w : args) argv.push_back(w.data());
   argv.push_back(nullptr);
-  const int rc = spawn_engine(pid_, argv, in[0], out[1]);
+  // Before the first engine starts: its descendants that leave its group come to this
+  // process when orphaned, not to init, and are killed when an engine stops.
+  become_child_subreaper();
+  int rc;
+  bool registered = false;
+  {
+    std::lock_guard lock(g_spawn_mutex);
+    rc = spawn_engine(pid_, argv, in[0], out[1]);
+    if (rc == 0) registered = register_group(pid_);
+  }
   close(in[0]);
   close(out[1]);
   to_engine_ = in[1];
@@ -206,7 +320,7 @@ UciEngine::UciEngine(const std::string& command, const std::vector<std::pair<std
     to_engine_ = from_engine_ = -1;
     throw UciError("UCI engine " + quote_input(command, 80) + " cannot be started: " + std::strerror(rc));
   }
-  if (!register_group(pid_)) {
+  if (!registered) {
     shutdown();
     throw UciError("UCI engine " + quote_input(command, 80) + " cannot be started: too many engines at once");
   }
@@ -273,6 +387,15 @@ void UciEngine::shutdown() noexcept {
   kill(-pid_, SIGKILL);
   unregister_group(pid_);
   while (waitpid(pid_, nullptr, 0) < 0 && errno == EINTR) {
+  }
+  // What the engine left outside its group (a setsid'd daemon) or orphaned by the kill came
+  // to this process, its subreaper: killed and reaped, once no process of the group runs any
+  // more (a parent that dies in the kill hands its children on as it goes), then once again.
+  {
+    std::lock_guard lock(g_spawn_mutex);
+    const auto until = Clock::now() + kQuitGrace;
+    while (sweep_orphans(pid_, true) && Clock::now() < until) usleep(2000);
+    sweep_orphans(pid_, true);
   }
   pid_ = -1;
 }

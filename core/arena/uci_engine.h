@@ -9,6 +9,9 @@
 //   engine is stopped (children of a wrapper script included), and which is listed in a
 //   registry of live engine groups for a process that ends without unwinding
 //   (kill_live_engine_groups);
+// - the process that starts engines becomes a child subreaper (Linux), so a descendant
+//   that leaves the engine's group (setsid) comes to it when orphaned, not to init; such
+//   children are killed and reaped when an engine is stopped (kill_engine_orphans);
 // - it inherits no descriptor but its stdin, stdout and /dev/null as stderr;
 // - its name and everything else it writes that ends up in a message is escaped text
 //   (escape_text): valid UTF-8, no control bytes.
@@ -110,10 +113,19 @@ class UciEngine {
   std::function<void(const std::string&)> info_sink_;
 };
 
-// Kills the process group of every engine alive in this process (SIGKILL), for a process
-// that is about to end without running destructors: a PostgreSQL backend ending with FATAL,
-// a command-line program killed by a signal. Async-signal-safe.
+// Kills the process group of every engine alive in this process (SIGKILL), then what
+// kill_engine_orphans kills, for a process that is about to end without running
+// destructors: a PostgreSQL backend ending with FATAL, a command-line program killed by a
+// signal. Async-signal-safe.
 void kill_live_engine_groups() noexcept;
+// Kills (SIGKILL) every child of this process that is not a live engine and not in this
+// process's own process group (popen's and COPY ... PROGRAM's children are), and reaps those
+// already gone: descendants of engines adopted as their subreaper. Stopping an engine does
+// this itself, and waits for them. Async-signal-safe (it reads /proc by system calls).
+void kill_engine_orphans() noexcept;
+// Makes this process a child subreaper (PR_SET_CHILD_SUBREAPER), once; the first engine
+// started does it. Returns whether it is one.
+bool become_child_subreaper() noexcept;
 // How many engine process groups are alive in this process (tests).
 int live_engine_groups() noexcept;
 

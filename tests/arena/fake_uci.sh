@@ -15,6 +15,8 @@
 #              to FILE when given), then a bestmove
 #   badname    an "id name" that is not UTF-8, and dies when asked to move
 #   badmove    a bestmove that is not UTF-8
+#   setsid FILE  a child starts a grandchild in a session of its own (setsid, then sleep 300;
+#              its pid written to FILE) and exits; never answers go
 mode=$1
 out=${2:-}
 [ "$mode" = hsflood ] && exec yes "id name flood"
@@ -22,6 +24,9 @@ if [ "$mode" = slowflood ]; then
   while :; do echo "id name slow"; sleep 0.05; done
 fi
 if [ "$mode" = wrapper ]; then sleep 300 & fi
+if [ "$mode" = setsid ]; then
+  ( setsid sh -c 'echo $$ >"$1.tmp" && mv "$1.tmp" "$1" && exec sleep 300' sh "$out" </dev/null >/dev/null & )
+fi
 while read -r line; do
   case "$line" in
     uci)

@@ -7,6 +7,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
@@ -376,6 +377,23 @@ bool group_gone(pid_t group) {
   return true;
 }
 
+// Processes whose parent is this one, zombies included.
+int children_of_this_process() {
+  int n = 0;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+    std::ifstream in(entry.path() / "stat");
+    std::string stat;
+    if (!std::getline(in, stat)) continue;
+    const std::size_t close = stat.rfind(')');
+    char state = 0;
+    long ppid = 0;
+    if (close != std::string::npos && std::sscanf(stat.c_str() + close + 1, " %c %ld", &state, &ppid) == 2 &&
+        ppid == getpid())
+      ++n;
+  }
+  return n;
+}
+
 bool wait_group_gone(pid_t group, std::chrono::milliseconds limit) {
   const auto until = Clock::now() + limit;
   while (!group_gone(group)) {
@@ -501,6 +519,37 @@ TEST(UciEngine, TheWholeProcessGroupIsStopped) {
     EXPECT_LT(seconds_since(t0), 3.0);
     EXPECT_EQ(live_engine_groups(), 0);
   });
+}
+
+// A descendant that leaves the engine's group (setsid) and is orphaned comes to this
+// process, the engines' subreaper, and is killed and reaped when the engine stops.
+TEST(UciEngine, ADescendantInASessionOfItsOwnIsStoppedToo) {
+  const std::string file =
+      (std::filesystem::temp_directory_path() / ("pgmate-setsid-" + std::to_string(getpid()))).string();
+  std::filesystem::remove(file);
+  pid_t orphan = 0;
+  within(std::chrono::seconds(30), [&] {
+    {
+      UciEngine engine(fake("setsid") + " " + file, {}, std::chrono::seconds(5));
+      for (const auto until = Clock::now() + std::chrono::seconds(5); orphan <= 0 && Clock::now() < until;) {
+        std::ifstream in(file);
+        if (!(in >> orphan)) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      }
+      ASSERT_GT(orphan, 0) << "no pid in " << file;
+      ASSERT_EQ(kill(orphan, 0), 0);
+    }
+    const auto until = Clock::now() + std::chrono::seconds(2);
+    while (kill(orphan, 0) == 0 && Clock::now() < until) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    errno = 0;
+    EXPECT_NE(kill(orphan, 0), 0) << "process " << orphan << " outlived its engine";
+    EXPECT_EQ(errno, ESRCH);
+    // The wrapper's sleep, orphaned by the group's kill, comes here too: reaped, not left a zombie.
+    { UciEngine engine(fake("wrapper"), {}, std::chrono::seconds(5)); }
+    EXPECT_EQ(children_of_this_process(), 0);
+    EXPECT_EQ(live_engine_groups(), 0);
+  });
+  if (orphan > 0 && kill(orphan, 0) == 0) kill(orphan, SIGKILL);
+  std::filesystem::remove(file);
 }
 
 // An engine inherits its pipes and /dev/null, never the caller's files or sockets (a
