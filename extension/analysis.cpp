@@ -11,6 +11,7 @@
 #include "analysis/analyser.h"
 #include "analysis/evaluation.h"
 #include "analysis/network_analyser.h"
+#include "mcts/selfplay.h"
 #include "arena/uci_engine.h"
 #include "client/worker_evaluator.h"
 #include "chess/fen.h"
@@ -94,29 +95,56 @@ double seconds_since(Clock::time_point t) { return std::chrono::duration<double>
 
 void notice(const std::string& text) { pg::pg_call([&] { ereport(NOTICE, (errmsg("%s", text.c_str()))); }); }
 
-// The game ids the caller's query returns (its first column, bigint or int).
+// The most game ids one analysis reads: a vector of 8 bytes each (80 MB), however large the
+// games query. More is refused with a hint to analyse in parts.
+constexpr std::size_t kMaxGames = 10000000;
+constexpr long kIdsPerFetch = 10000;
+
+// The game ids the caller's query returns (its first column, bigint or int), read through a
+// cursor a few thousand at a time (never the whole result in SPI's memory). The query is
+// prepared, so it is one SELECT (or VALUES ...), never several statements, and it runs
+// read-only with the caller's rights and search path.
 std::vector<std::int64_t> game_ids(const std::string& query) {
   std::string q = query;
   while (!q.empty() && (q.back() == ';' || q.back() == ' ' || q.back() == '\n' || q.back() == '\t')) q.pop_back();
-  // As a subquery: one SELECT (or VALUES ...), never several statements.
   const std::string sql = "SELECT q.* FROM (" + q + "\n) q";
-  return pg::pg_call([&] {
-    SPI_execute(sql.c_str(), true, 0);
-    std::vector<std::int64_t> ids;
-    TupleDesc desc = SPI_tuptable->tupdesc;
-    const Oid type = SPI_gettypeid(desc, 1);
-    if (type != INT8OID && type != INT4OID)
-      ereport(ERROR, (errcode(ERRCODE_DATATYPE_MISMATCH),
-                      errmsg("the games query must return game ids (bigint) in its first column, not %s",
-                             format_type_be(type))));
-    ids.reserve(SPI_processed);
-    for (uint64 i = 0; i < SPI_processed; ++i) {
-      bool null = false;
-      const Datum d = SPI_getbinval(SPI_tuptable->vals[i], desc, 1, &null);
-      if (!null) ids.push_back(type == INT8OID ? DatumGetInt64(d) : DatumGetInt32(d));
-    }
-    return ids;
+  Portal portal = pg::pg_call([&] {
+    SPIPlanPtr plan = SPI_prepare(sql.c_str(), 0, nullptr);
+    if (!plan)
+      ereport(ERROR, (errcode(ERRCODE_SYNTAX_ERROR),
+                      errmsg("the games query must be one SELECT: %s", SPI_result_code_string(SPI_result))));
+    if (!SPI_is_cursor_plan(plan))
+      ereport(ERROR, (errcode(ERRCODE_SYNTAX_ERROR), errmsg("the games query must be one SELECT, not several statements")));
+    return SPI_cursor_open(nullptr, plan, nullptr, nullptr, true);
   });
+  std::vector<std::int64_t> ids;
+  for (;;) {
+    pg::check_for_interrupts();
+    const bool more = pg::pg_call([&] {
+      SPI_cursor_fetch(portal, true, kIdsPerFetch);
+      TupleDesc desc = SPI_tuptable->tupdesc;
+      const Oid type = SPI_gettypeid(desc, 1);
+      if (type != INT8OID && type != INT4OID)
+        ereport(ERROR, (errcode(ERRCODE_DATATYPE_MISMATCH),
+                        errmsg("the games query must return game ids (bigint) in its first column, not %s",
+                               format_type_be(type))));
+      for (uint64 i = 0; i < SPI_processed; ++i) {
+        bool null = false;
+        const Datum d = SPI_getbinval(SPI_tuptable->vals[i], desc, 1, &null);
+        if (!null) ids.push_back(type == INT8OID ? DatumGetInt64(d) : DatumGetInt32(d));
+      }
+      const bool got = SPI_processed > 0;
+      SPI_freetuptable(SPI_tuptable);
+      return got;
+    });
+    if (ids.size() > kMaxGames)
+      throw pg::SqlError(ERRCODE_PROGRAM_LIMIT_EXCEEDED,
+                         "the games query returns more than " + std::to_string(kMaxGames) +
+                             " games: analyse them in parts (WHERE id BETWEEN ...)");
+    if (!more) break;
+  }
+  pg::pg_call([&] { SPI_cursor_close(portal); });
+  return ids;
 }
 
 Datum int8_array(const std::vector<std::int64_t>& ids, std::size_t begin, std::size_t end) {
@@ -186,10 +214,15 @@ PGMATE_FUNCTION(analyse_procedure) {
         chunk = int(number(1, 1000000));
       } else if (o.key == "parallel") {
         parallel = int(number(1, 4096));
+      } else if (o.key == "move_timeout") {
+        config.move_deadline = std::chrono::milliseconds(number(1, 86400000));
+      } else if (o.key == "max_failures") {
+        config.max_failures_in_a_row = int(number(0, 1000000));
       } else {
         throw pg::SqlError(ERRCODE_INVALID_PARAMETER_VALUE,
                            "unknown option " + quote_input(o.key, 64) +
-                               " (options: nodes, depth, movetime, multipv, jobs, hash, chunk; parallel for a network)");
+                               " (options: nodes, depth, movetime, multipv, jobs, hash, chunk, move_timeout, "
+                               "max_failures; parallel for a network)");
       }
     }
   }
@@ -200,8 +233,9 @@ PGMATE_FUNCTION(analyse_procedure) {
   if (limit_given) config.limits = limits;
   config.interrupt_check = [] { pg::check_for_interrupts(); };
 
-  const std::vector<std::int64_t> ids = game_ids(games_query);
-  // The engine: UCI processes run by this backend, or the network on the worker.
+  // The engine: UCI processes run by this backend, or the network on the worker. Both are
+  // checked (the program starts, the caller may read the network) before the games query
+  // runs, so a call that cannot work reads nothing.
   std::unique_ptr<analysis::Analyser> analyser;
   std::unique_ptr<worker::WorkerEvaluator> evaluator;
   std::unique_ptr<analysis::NetworkAnalyser> network_analyser;
@@ -219,6 +253,21 @@ PGMATE_FUNCTION(analyse_procedure) {
     analysis::NetworkAnalyserConfig nc;
     nc.search = spec.search;
     nc.parallel = parallel;
+    // The search trees live in this backend: the same bound as self-play's, before any work.
+    mcts::SelfPlayConfig trees;
+    trees.search = spec.search;
+    trees.parallel = parallel;
+    trees.games = parallel;
+    trees.cache_entries = 0;
+    if (const std::size_t need = mcts::estimated_memory_bytes(trees),
+        budget = std::size_t(pg::selfplay_tree_memory_mb) << 20;
+        need > budget)
+      throw pg::SqlError(ERRCODE_PROGRAM_LIMIT_EXCEEDED,
+                         "a network analysis with " + std::to_string(parallel) + " searches at once of " +
+                             std::to_string(spec.search.simulations) + " simulations needs about " +
+                             std::to_string(need >> 20) + " MB, more than pgmate.selfplay_tree_memory (" +
+                             std::to_string(pg::selfplay_tree_memory_mb) + " MB): lower parallel or the simulations, " +
+                             "or raise the setting");
     network_analyser = std::make_unique<analysis::NetworkAnalyser>(*evaluator, nc);
     engine = "pgmate network " + std::to_string(spec.network) + " (" + key.sha256_hex().substr(0, 16) + ")";
     limits_text = analysis::network_limits_text(spec);
@@ -234,6 +283,7 @@ PGMATE_FUNCTION(analyse_procedure) {
     engine = analyser->engine_name();
     limits_text = analyser->limits();
   }
+  const std::vector<std::int64_t> ids = game_ids(games_query);
   const bool with_lines = config.multipv > 1;
 
   analysis::PendingEvals pending;
@@ -244,13 +294,13 @@ PGMATE_FUNCTION(analyse_procedure) {
     if (!pending.size()) return;
     const std::int64_t rows = pending.size();
     const std::string json = pending.take();
-    pg::pg_call([&] {
+    pg::pinned_sql([&] {
       Oid types[3] = {TEXTOID, TEXTOID, JSONBOID};
       Datum values[3] = {CStringGetTextDatum(engine.c_str()), CStringGetTextDatum(limits_text.c_str()),
                          DirectFunctionCall1(jsonb_in, CStringGetDatum(json.c_str()))};
       SPI_execute_with_args("SELECT pgmate.save_position_evals($1, $2, $3)", 3, types, values, nullptr, false, 0);
-      if (commit_as_we_go) SPI_commit();
     });
+    if (commit_as_we_go) pg::pg_call([] { SPI_commit(); });
     saved += rows;
   };
 
@@ -259,7 +309,7 @@ PGMATE_FUNCTION(analyse_procedure) {
     // The positions of these games not yet evaluated by this engine at these limits, each
     // once, in the order the games reach them.
     std::vector<chess::Board> positions;
-    pg::pg_call([&] {
+    pg::pinned_sql([&] {
       Oid types[3] = {INT8ARRAYOID, TEXTOID, TEXTOID};
       Datum values[3] = {int8_array(ids, begin, end), CStringGetTextDatum(engine.c_str()),
                          CStringGetTextDatum(limits_text.c_str())};

@@ -74,7 +74,7 @@ Datum jsonb_datum(const std::string& json) {
 
 // The canonical text of a jsonb value (keys in jsonb's order), so specs compare as text.
 std::string jsonb_text(const std::string& json) {
-  return pg::pg_call([&] {
+  return pg::pinned_sql([&] {
     Oid types[1] = {TEXTOID};
     Datum values[1] = {CStringGetTextDatum(json.c_str())};
     SPI_execute_with_args("SELECT $1::jsonb::text", 1, types, values, nullptr, false, 0);
@@ -142,7 +142,7 @@ PGMATE_FUNCTION(arena_ratings) {
     return it->second;
   };
   std::vector<arena::GameScore> games;
-  pg::pg_call([] {
+  pg::pinned_sql([] {
     SPI_execute(
         "SELECT m.a::text, m.b::text, (g.arena->>'a_white')::bool, g.result FROM pgmate.games g "
         "JOIN pgmate.matches m ON m.id = g.match_id WHERE g.result <> '*'",
@@ -198,7 +198,7 @@ struct MatchRow {
 MatchRow claim_match(const std::string& name, const std::string& a, const std::string& b, const std::string& options,
                      int games) {
   MatchRow m;
-  pg::pg_call([&] {
+  pg::pinned_sql([&] {
     Oid types[4] = {TEXTOID, TEXTOID, TEXTOID, TEXTOID};
     Datum values[4] = {CStringGetTextDatum(name.c_str()), CStringGetTextDatum(a.c_str()), CStringGetTextDatum(b.c_str()),
                        CStringGetTextDatum(options.c_str())};
@@ -208,7 +208,7 @@ MatchRow claim_match(const std::string& name, const std::string& a, const std::s
         4, types, values, nullptr, false, 0);
   });
   if (SPI_processed == 0) {
-    m.id = pg::pg_call([&] {
+    m.id = pg::pinned_sql([&] {
       Oid types[5] = {TEXTOID, TEXTOID, TEXTOID, TEXTOID, INT4OID};
       Datum values[5] = {CStringGetTextDatum(name.c_str()), CStringGetTextDatum(a.c_str()),
                          CStringGetTextDatum(b.c_str()), CStringGetTextDatum(options.c_str()), Int32GetDatum(games)};
@@ -232,7 +232,7 @@ MatchRow claim_match(const std::string& name, const std::string& a, const std::s
                              pg::pg_call([&] { return std::string(SPI_getvalue(row, desc, 5 + k)); }) +
                              "): resume it with the same settings, or choose another name");
   }
-  pg::pg_call([&] {
+  pg::pinned_sql([&] {
     Oid types[2] = {INT8OID, INT4OID};
     Datum values[2] = {Int64GetDatum(m.id), Int32GetDatum(games)};
     SPI_execute_with_args(
@@ -256,7 +256,7 @@ MatchRow claim_match(const std::string& name, const std::string& a, const std::s
 std::vector<arena::Opening> eco_openings() {
   std::vector<arena::Opening> out;
   const chess::Board start = chess::parse_fen("startpos");
-  pg::pg_call([] {
+  pg::pinned_sql([] {
     SPI_execute("SELECT eco || ' ' || name || coalesce(': ' || variation, ''), moves::text FROM pgmate.openings ORDER BY id",
                 true, 0);
   });
@@ -316,7 +316,7 @@ class ArenaWriter {
                         pg::board_to_datum(game.start), pg::make_array(moves, types_.move),
                         jsonb_datum(tags_json),       Int64GetDatum(match_id),
                         jsonb_datum(arena_json)};
-    pg::pg_call([&] {
+    pg::pinned_sql([&] {
       Oid types[11] = {TEXTOID, TEXTOID, TEXTOID,           TEXTOID,   TEXTOID, TEXTOID,
                        types_.board, types_.move_array, JSONBOID, INT8OID, JSONBOID};
       SPI_execute_with_args(
@@ -341,7 +341,7 @@ class ArenaWriter {
 };
 
 void end_match(std::int64_t id, const std::string& status, double seconds) {
-  pg::pg_call([&] {
+  pg::pinned_sql([&] {
     Oid types[3] = {INT8OID, TEXTOID, FLOAT8OID};
     Datum values[3] = {Int64GetDatum(id), CStringGetTextDatum(status.c_str()), Float8GetDatum(seconds)};
     SPI_execute_with_args(

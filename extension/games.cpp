@@ -129,9 +129,15 @@ PGMATE_FUNCTION(pgn_games) {
 
   constexpr size_t kSlice = 1 << 20;
   chess::PgnGame game;
+  // Each game's datums live in a context of their own, emptied once the row is stored (the
+  // tuplestore keeps a copy): memory stays flat however many games the text holds.
+  MemoryContext game_memory = pg::pg_call(
+      [] { return AllocSetContextCreate(CurrentMemoryContext, "pgmate pgn_games game", ALLOCSET_DEFAULT_SIZES); });
+  const MemoryContext call_memory = CurrentMemoryContext;
   auto emit_ready_games = [&] {
     while (reader.next(game)) {
       pg::check_for_interrupts();
+      MemoryContextSwitchTo(game_memory);
       const std::string json = chess::tags_json(game.tags);
       std::vector<Datum> moves;
       moves.reserve(game.moves.size());
@@ -154,6 +160,8 @@ PGMATE_FUNCTION(pgn_games) {
         bool nulls[7] = {false, false, false, false, game.movetext_result.empty(), game.clocks.empty(), eval_count == 0};
         tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
       });
+      MemoryContextSwitchTo(call_memory);
+      MemoryContextReset(game_memory);
     }
   };
   for (size_t offset = 0; offset < pgn.size(); offset += kSlice) {

@@ -6,6 +6,7 @@
 #include "guard.h"
 
 extern "C" {
+#include "utils/guc.h"
 PG_MODULE_MAGIC;
 }
 
@@ -22,6 +23,16 @@ void copy_message(char* out, size_t size, const char* text) {
 }
 
 }  // namespace
+
+// As a function's SET clause does: a GUC nest level of its own, undone at its end (or by
+// the transaction's abort on an error).
+void pin_search_path_begin(int* nest_level) {
+  *nest_level = NewGUCNestLevel();
+  (void)set_config_option("search_path", "pg_catalog, pg_temp", PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE, true, 0,
+                          false);
+}
+
+void pin_search_path_end(int nest_level) { AtEOXact_GUC(true, nest_level); }
 
 Datum run_guarded(Body body, FunctionCallInfo fcinfo) {
   // Everything needed to report the error is copied into plain locals inside the catch

@@ -74,6 +74,37 @@ auto pg_call(F&& f) -> decltype(f()) {
   }
 }
 
+// Runs f as pg_call does, with search_path set to pg_catalog, pg_temp while it runs: the
+// statements pgmate writes itself (SPI) resolve no name through the caller's search path,
+// where a role's own schema could put a function or operator before the built-ins (a
+// quote_ident(name), an =(regrole, regrole)). pgmate's own objects are named by schema in
+// them. Queries the caller gives (a games query, training data) run outside it, under the
+// caller's path, as the queries it types do. f must not commit: a commit ends the setting.
+void pin_search_path_begin(int* nest_level);
+void pin_search_path_end(int nest_level);
+template <class F>
+auto pinned_sql(F&& f) -> decltype(f()) {
+  return pg_call([&] {
+    int nest_level = 0;
+    pin_search_path_begin(&nest_level);
+    if constexpr (std::is_void_v<decltype(f())>) {
+      PG_TRY();
+      { f(); }
+      PG_FINALLY();
+      { pin_search_path_end(nest_level); }
+      PG_END_TRY();
+    } else {
+      decltype(f()) result{};
+      PG_TRY();
+      { result = f(); }
+      PG_FINALLY();
+      { pin_search_path_end(nest_level); }
+      PG_END_TRY();
+      return result;
+    }
+  });
+}
+
 // Lets query cancel and statement_timeout interrupt long C++ loops.
 inline void check_for_interrupts() {
   pg_call([] { CHECK_FOR_INTERRUPTS(); });

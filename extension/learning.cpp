@@ -39,14 +39,14 @@ PGMATE_FUNCTION(learning_chart) {
   pg::pg_call([] { SPI_connect(); });
   Oid types[1] = {TEXTOID};
   Datum values[1] = {pg::text_datum(run)};
-  pg::pg_call([&] {
+  pg::pinned_sql([&] {
     if (SPI_execute_with_args("SELECT 1 FROM pgmate.learning_runs WHERE id = pgmate.learning_run_id($1)", 1, types, values, nullptr, true, 1) !=
         SPI_OK_SELECT)
       elog(ERROR, "learning_chart: the run lookup failed");
   });
   if (SPI_processed == 0)
     throw pg::SqlError(ERRCODE_INVALID_PARAMETER_VALUE, "learning_chart: no learning run named " + quote_input(run, 60));
-  pg::pg_call([&] {
+  pg::pinned_sql([&] {
     if (SPI_execute_with_args(
             "SELECT i.iteration::float8, i.policy_loss, i.value_loss, i.kl, i.holdout_top1,"
             "       i.promotion_elo, i.promotion_elo_lower, i.promotion_elo_upper,"

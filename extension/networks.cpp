@@ -32,7 +32,7 @@ std::string bytes_of(Datum d) {
 template <class Read>
 bool select_network(const char* query, std::int64_t id, Read read) {
   bool found = false;
-  pg_call([&] {
+  pinned_sql([&] {
     SPI_connect();
     Oid types[1] = {INT8OID};
     Datum values[1] = {Int64GetDatum(id)};

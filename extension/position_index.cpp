@@ -66,6 +66,7 @@ using gamedb::BlockView;
 using gamedb::PositionEntry;
 using gamedb::PackedEntry;
 using pg::pg_call;
+using pg::pinned_sql;
 
 constexpr std::uint64_t kSignBit = 1ULL << 63;
 constexpr int kFanout = 4;                            // runs of one level merged together
@@ -80,7 +81,7 @@ std::int64_t sql_key(std::uint64_t key) { return static_cast<std::int64_t>(key ^
 // then sees what the trigger wrote before it, such as a run about to be merged.
 
 void spi_exec(const char* sql, int nargs = 0, Oid* types = nullptr, Datum* values = nullptr, bool read_only = false) {
-  pg_call([&] {
+  pinned_sql([&] {
     const int rc = SPI_execute_with_args(sql, nargs, types, values, nullptr, read_only, 0);
     if (rc < 0) elog(ERROR, "position index: SPI error %s in: %s", SPI_result_code_string(rc), sql);
   });
@@ -762,7 +763,7 @@ void for_each_entry_range(std::uint64_t key, bool fresh, F&& f) {
   static SPIPlanPtr runs_plan = nullptr, floor_plans[2] = {nullptr, nullptr}, blocks_plans[2] = {nullptr, nullptr};
   const Datum sql_k = Int64GetDatum(sql_key(key));
   std::vector<RunRef> runs;
-  pg_call([&] {
+  pinned_sql([&] {
     const int rc = SPI_execute_plan(kept_plan(runs_plan, kRuns, {}), nullptr, nullptr, !fresh, 0);
     if (rc != SPI_OK_SELECT) elog(ERROR, "position index: SPI error %s", SPI_result_code_string(rc));
     for (std::uint64_t i = 0; i < SPI_processed; ++i) {
@@ -778,7 +779,7 @@ void for_each_entry_range(std::uint64_t key, bool fresh, F&& f) {
     Datum from_key = sql_k, from_seq = Int32GetDatum(0);
     SPIPlanPtr& floor_plan = floor_plans[run.staged ? 1 : 0];
     SPIPlanPtr& blocks_plan = blocks_plans[run.staged ? 1 : 0];
-    pg_call([&] {
+    pinned_sql([&] {
       Datum values[2] = {Int64GetDatum(run.id), sql_k};
       const int rc = SPI_execute_plan(kept_plan(floor_plan, floor_sql[run.staged ? 1 : 0].c_str(), {INT8OID, INT8OID}),
                                       values, nullptr, !fresh, 1);
@@ -868,7 +869,7 @@ void remove_games(const char* query) {
                3, key_types, key_values);
     } else {
       const std::string data = gamedb::encode_block(kept);
-      pg_call([&] {
+      pinned_sql([&] {
         bytea* bytes = static_cast<bytea*>(palloc(VARHDRSZ + data.size()));
         SET_VARSIZE(bytes, VARHDRSZ + data.size());
         std::memcpy(VARDATA(bytes), data.data(), data.size());

@@ -34,7 +34,7 @@ void kill_engines_when_the_backend_exits() {
 
 // A spec as SQL gives it: a JSON string (the shorthand) or a flat object.
 arena::PlayerSpec player_spec_of_jsonb(Datum value, const char* what) {
-  const std::string type = pg_call([&] {
+  const std::string type = pinned_sql([&] {
     Oid types[1] = {JSONBOID};
     Datum values[1] = {value};
     SPI_execute_with_args("SELECT pg_catalog.jsonb_typeof($1), $1 #>> '{}'", 1, types, values, nullptr, false, 0);
@@ -64,7 +64,7 @@ int int_arg(FunctionCallInfo fcinfo, int n, const char* name) {
 }
 
 std::vector<Option> read_options(Datum options, const char* what) {
-  const char* type = pg_call([&] {
+  const char* type = pinned_sql([&] {
     Oid types[1] = {JSONBOID};
     Datum values[1] = {options};
     SPI_execute_with_args("SELECT pg_catalog.jsonb_typeof($1)", 1, types, values, nullptr, false, 0);
@@ -73,7 +73,7 @@ std::vector<Option> read_options(Datum options, const char* what) {
   if (std::string_view(type) != "object")
     throw SqlError(ERRCODE_INVALID_PARAMETER_VALUE, std::string(what) + " must be a JSON object like '{\"seed\": 1}', not " +
                                                         (std::string_view(type) == "array" ? "an " : "a ") + type);
-  SPITupleTable* table = pg_call([&] {
+  SPITupleTable* table = pinned_sql([&] {
     Oid types[1] = {JSONBOID};
     Datum values[1] = {options};
     SPI_execute_with_args("SELECT key, value FROM pg_catalog.jsonb_each_text($1)", 1, types, values, nullptr, false, 0);

@@ -58,7 +58,7 @@ class GameWriter {
   // pgmate.learning_game: the learning loop trusts only the games recorded there, and only
   // a run's owner may record games under its labels (a NULL id checks the label alone).
   static void record_learning_game(const std::string& run, std::optional<std::int64_t> id) {
-    pg::pg_call([&] {
+    pg::pinned_sql([&] {
       Oid types[2] = {TEXTOID, INT8OID};
       Datum values[2] = {pg::text_datum(run), Int64GetDatum(id.value_or(0))};
       const char nulls[2] = {' ', id ? ' ' : 'n'};
@@ -100,7 +100,7 @@ class GameWriter {
         pg::pg_call([&] { return DirectFunctionCall1(jsonb_in, CStringGetDatum(parameters.c_str())); }),
     };
     const char nulls[8] = {' ', ' ', ' ', ' ', ' ', ' ', network_ ? ' ' : 'n', ' '};
-    const std::int64_t id = pg::pg_call([&] {
+    const std::int64_t id = pg::pinned_sql([&] {
       Oid types[8] = {TEXTOID, TEXTOID, TEXTOID, TEXTOID, types_.board, types_.move_array, INT8OID, JSONBOID};
       SPI_execute_with_args(
           "INSERT INTO pgmate.games (source, event, date, round, white, black, result, termination,"
@@ -121,7 +121,7 @@ class GameWriter {
 
   void insert_positions(std::int64_t game_id, const mcts::FinishedGame& game) {
     // Prepared per game: the plan then never outlives the transaction it was made in.
-    SPIPlanPtr plan = pg::pg_call([&] {
+    SPIPlanPtr plan = pg::pinned_sql([&] {
       Oid types[12] = {INT8OID,        INT4OID,   types_.board, types_.move_array, INT4ARRAYOID,
                        FLOAT4ARRAYOID, FLOAT4OID, types_.move,  FLOAT4ARRAYOID,    INT4OID, BOOLOID, FLOAT4OID};
       return SPI_prepare(
@@ -157,7 +157,7 @@ class GameWriter {
           BoolGetDatum(record.full_search),
           Float4GetDatum(record.draw),
       };
-      pg::pg_call([&] { SPI_execute_plan(plan, values, nullptr, false, 0); });
+      pg::pinned_sql([&] { SPI_execute_plan(plan, values, nullptr, false, 0); });
     }
     pg::pg_call([&] { SPI_freeplan(plan); });
   }

@@ -4,7 +4,12 @@
 #include <algorithm>
 #include <cctype>
 #include <cstring>
-#include <fstream>
+#include <cerrno>
+#include <cstdint>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <iterator>
 #include <string>
 
@@ -39,19 +44,30 @@ PGMATE_FUNCTION(shipped_network_file) {
   char share[MAXPGPATH];
   pg::pg_call([&] { get_share_path(my_exec_path, share); });
   const std::string path = std::string(share) + "/extension/pgmate_" + name + ".safetensors";
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    throw pg::SqlError(ERRCODE_UNDEFINED_FILE, "pgmate ships no network " + quote_input(name, 64) + " (no file " +
-                                                   path + "; make install puts networks/*.safetensors there)");
-  std::string bytes;
-  in.seekg(0, std::ios::end);
-  const auto size = in.tellg();
-  if (size < 0 || std::size_t(size) > kMaxBytes)
+  // A regular file of the share folder, never what a symlink points at, nor a folder or a
+  // FIFO (O_NONBLOCK: opening one never waits for a writer).
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0)
+    throw pg::SqlError(ERRCODE_UNDEFINED_FILE,
+                       errno == ELOOP ? "network file " + path + " is a symbolic link: pgmate reads only regular files"
+                                      : "pgmate ships no network " + quote_input(name, 64) + " (no file " + path +
+                                            "; make install puts networks/*.safetensors there)");
+  struct FdCloser {
+    int fd;
+    ~FdCloser() { ::close(fd); }
+  } closer{fd};
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
+    throw pg::SqlError(ERRCODE_UNDEFINED_FILE, "network file " + path + " is not a regular file");
+  if (std::uint64_t(st.st_size) > kMaxBytes)
     throw pg::SqlError(ERRCODE_PROGRAM_LIMIT_EXCEEDED, "network file " + path + " is larger than 256 MB");
-  bytes.resize(std::size_t(size));
-  in.seekg(0);
-  in.read(bytes.data(), size);
-  if (!in) throw pg::SqlError(ERRCODE_IO_ERROR, "cannot read " + path);
+  std::string bytes(std::size_t(st.st_size), '\0');
+  for (std::size_t done = 0; done < bytes.size();) {
+    const ssize_t n = ::read(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) throw pg::SqlError(ERRCODE_IO_ERROR, "cannot read " + path);
+    done += std::size_t(n);
+  }
   return pg::pg_call([&] {
     bytea* out = static_cast<bytea*>(palloc(VARHDRSZ + bytes.size()));
     SET_VARSIZE(out, VARHDRSZ + bytes.size());

@@ -51,7 +51,7 @@ Datum float_or_null(double v, char& null) {
 // Runs a statement with arguments (nulls: ' ' or 'n' per argument, as SPI wants).
 void execute(const char* sql, const std::vector<Oid>& types, const std::vector<Datum>& values,
              const std::string& nulls = "") {
-  pg::pg_call([&] {
+  pg::pinned_sql([&] {
     SPI_execute_with_args(sql, int(types.size()), const_cast<Oid*>(types.data()), const_cast<Datum*>(values.data()),
                           nulls.empty() ? nullptr : nulls.c_str(), false, 0);
   });

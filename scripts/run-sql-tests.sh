@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The SQL suites: pg_regress (make installcheck), the documentation's checks, then the
-# import, self-play, analysis, arena (and misbehaving UCI engines), train and learn clients
+# search-path shadowing harness and the memory bounds, the import, self-play, analysis, arena (and misbehaving UCI engines), train and learn clients
 # against the project's own server, the network recipe, the GPU check's loop stage on the
 # CPU, and the learning loop as a pg_cron job on a server of its own. A server this script
 # starts is stopped again when it ends; one that was already running (make demo) is
@@ -27,6 +27,14 @@ fi
 # The documentation: its generated parts as the code gives them, its runnable examples run.
 python3 scripts/docs.py check --pgmate "$pgmate"
 python3 scripts/docs.py examples
+dropdb --if-exists pgmate_search_path_test
+createdb pgmate_search_path_test
+tests/cli/search_path.sh "$pgmate" pgmate_search_path_test  # no name resolves through the caller's path
+dropdb pgmate_search_path_test
+dropdb --if-exists pgmate_memory_test
+createdb pgmate_memory_test
+tests/cli/memory.sh pgmate_memory_test  # bounded server memory for every caller
+dropdb pgmate_memory_test
 dropdb --if-exists pgmate_import_test
 createdb pgmate_import_test
 tests/cli/import.sh "$pgmate" pgmate_import_test

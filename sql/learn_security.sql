@@ -186,7 +186,8 @@ BEGIN
   END IF;
 END $$;
 RESET client_min_messages;
-CREATE ROLE pgmate_learner;
+-- (LOGIN: a run goes on only in a session its owner logged in to)
+CREATE ROLE pgmate_learner LOGIN;
 -- (what docs/security.md grants player, trainer and referee)
 GRANT USAGE ON SCHEMA pgmate TO pgmate_learner;
 GRANT SELECT ON pgmate.networks TO pgmate_learner;
@@ -221,7 +222,8 @@ GRANT SELECT, INSERT ON pgmate.learning_iterations, pgmate.learning_exclusions, 
 GRANT SELECT ON pgmate.selfplay_positions, pgmate.training_targets, pgmate.match_results, pgmate.openings,
                 pgmate.learning_options, pgmate.learning_log,
                 pgmate.learning_status TO pgmate_learner;
-SET ROLE pgmate_learner;
+SELECT current_user AS superuser \gset
+\c - pgmate_learner
 SET client_min_messages = warning;
 CALL pgmate.learn('a learner''s run', 1, :'options');
 RESET client_min_messages;
@@ -232,10 +234,40 @@ FROM pgmate.learning_runs r JOIN pgmate.learning_iterations i ON i.run_id = r.id
 UPDATE pgmate.learning_runs SET settings = '{}' WHERE name = 'shared run';
 CALL pgmate.learn('shared run', 1);
 \set VERBOSITY default
-RESET ROLE;
+\c - :superuser
 \set VERBOSITY terse
 CALL pgmate.learn('a learner''s run', 1);
 \set VERBOSITY default
+
+-- The old advice, SET ROLE to the owner first, hands over the session's own rights: the
+-- owner's stored query could RESET ROLE. The learner's holdout calls a function that does
+-- exactly that and makes mallory superuser; under SET ROLE (or SET SESSION AUTHORIZATION)
+-- the superuser's call is refused before anything of the run runs, and so is reading the
+-- run's training rows.
+CREATE FUNCTION pgmate_mallory.pwn2() RETURNS boolean LANGUAGE plpgsql VOLATILE AS $$
+BEGIN
+  IF session_user <> 'pgmate_mallory' THEN
+    RESET ROLE;
+    EXECUTE 'ALTER ROLE pgmate_mallory SUPERUSER';
+    RAISE WARNING 'pwn2() ran as % (session user %)', current_user, session_user;
+  END IF;
+  RETURN true;
+END $$;
+ALTER FUNCTION pgmate_mallory.pwn2() OWNER TO pgmate_mallory;
+GRANT USAGE ON SCHEMA pgmate_mallory TO pgmate_learner;
+UPDATE pgmate.learning_runs SET settings = settings || jsonb_build_object('holdout',
+  'SELECT * FROM pgmate.training_targets WHERE pgmate_mallory.pwn2() LIMIT 8'), owner = 'pgmate_learner'
+WHERE name = 'a learner''s run';
+\set VERBOSITY terse
+SET ROLE pgmate_learner;
+CALL pgmate.learn('a learner''s run', 1);
+SELECT count(*) FROM pgmate.learning_data((SELECT id FROM pgmate.learning_runs WHERE name = 'a learner''s run'), 1);
+RESET ROLE;
+SET SESSION AUTHORIZATION pgmate_learner;
+CALL pgmate.learn('a learner''s run', 1);
+RESET SESSION AUTHORIZATION;
+\set VERBOSITY default
+SELECT rolsuper AS mallory_superuser FROM pg_roles WHERE rolname = 'pgmate_mallory';
 
 -- nobody became superuser
 SELECT rolname, rolsuper FROM pg_roles WHERE rolname IN ('pgmate_mallory', 'pgmate_squatter') ORDER BY 1;

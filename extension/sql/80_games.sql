@@ -86,7 +86,7 @@ SELECT pg_catalog.pg_extension_config_dump('pgmate.openings_id_seq', '');
 
 -- The deepest named opening a game passed through (by position, so transpositions count).
 CREATE FUNCTION opening(start board, moves move[], OUT eco text, OUT name text) RETURNS record
-  LANGUAGE sql STABLE STRICT PARALLEL SAFE
+  LANGUAGE sql STABLE STRICT PARALLEL SAFE SET search_path = pg_catalog, pg_temp
   AS $$
     SELECT o.eco, o.name || coalesce(', ' || o.variation, '')
     FROM pgmate.openings o
@@ -108,7 +108,7 @@ CREATE FUNCTION pgn_text(tag_names text[], tag_values text[], start board, moves
 
 -- The tags to_pgn writes for a game: the roster's columns, then the rest of its PGN tags.
 CREATE FUNCTION pgmate.pgn_tags(game pgmate.games, OUT names text[], OUT vals text[])
-  LANGUAGE sql STABLE STRICT PARALLEL SAFE
+  LANGUAGE sql STABLE STRICT PARALLEL SAFE SET search_path = pg_catalog, pg_temp
   AS $$
     SELECT coalesce(array_agg(t.key ORDER BY t.ord), '{}'), coalesce(array_agg(t.value ORDER BY t.ord), '{}')
     FROM (
@@ -126,7 +126,7 @@ CREATE FUNCTION pgmate.pgn_tags(game pgmate.games, OUT names text[], OUT vals te
 COMMENT ON FUNCTION pgmate.pgn_tags(pgmate.games) IS 'the PGN tags of a game as to_pgn writes them: names and values';
 
 CREATE FUNCTION to_pgn(game pgmate.games) RETURNS text
-  LANGUAGE sql STABLE STRICT PARALLEL SAFE
+  LANGUAGE sql STABLE STRICT PARALLEL SAFE SET search_path = pg_catalog, pg_temp
   AS $$
     SELECT @extschema@.pgn_text(t.names, t.vals, game.start, game.moves, game.result)
     FROM pgmate.pgn_tags(game) t
@@ -135,7 +135,7 @@ COMMENT ON FUNCTION to_pgn(pgmate.games) IS 'the game in PGN export format';
 
 
 CREATE FUNCTION pgmate.import_openings(pgn text) RETURNS bigint
-  LANGUAGE plpgsql VOLATILE STRICT
+  LANGUAGE plpgsql VOLATILE STRICT SET search_path = pg_catalog, pg_temp
   AS $$
   DECLARE loaded bigint;
   BEGIN

@@ -138,7 +138,7 @@ CREATE FUNCTION pgmate.explorer(board board, filters jsonb,
     OUT move move, OUT san text, OUT games bigint, OUT white_wins bigint, OUT draws bigint,
     OUT black_wins bigint, OUT score float8, OUT average_rating int, OUT last_played text)
   RETURNS SETOF record
-  LANGUAGE plpgsql STABLE STRICT PARALLEL SAFE ROWS 20
+  LANGUAGE plpgsql STABLE STRICT PARALLEL SAFE ROWS 20 SET search_path = pg_catalog, pg_temp
   AS $$
   DECLARE
     unknown text;

@@ -53,7 +53,7 @@ COMMENT ON PROCEDURE pgmate.selfplay(int, int, bigint, int, jsonb) IS
 
 -- Visit counts as a probability distribution (NULL when nothing was visited).
 CREATE FUNCTION pgmate.visit_policy(visits int[]) RETURNS real[]
-  LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+  LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE SET search_path = pg_catalog, pg_temp
   AS $$
     SELECT array_agg((u.v / u.n)::real ORDER BY u.i)
     FROM (SELECT w.v, w.i, sum(w.v) OVER ()::float8 AS n FROM unnest(visits) WITH ORDINALITY AS w(v, i)) u
@@ -65,7 +65,7 @@ COMMENT ON FUNCTION pgmate.visit_policy(int[]) IS
 -- How far the search moved away from the evaluator's priors: the total variation distance
 -- 0.5 * sum |visits_i / N - prior_i|, from 0 (search agrees) to 1 (disjoint).
 CREATE FUNCTION pgmate.policy_disagreement(visits int[], priors real[]) RETURNS float8
-  LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+  LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE SET search_path = pg_catalog, pg_temp
   AS $$
     SELECT 0.5 * sum(abs(u.v / u.n - u.p))
     FROM (SELECT w.v, w.p, sum(w.v) OVER ()::float8 AS n FROM unnest(visits, priors) AS w(v, p)) u
@@ -103,7 +103,7 @@ COMMENT ON VIEW pgmate.selfplay_results IS
 -- bar of up to 40 characters scaled to the fullest bucket of each network.
 CREATE FUNCTION pgmate.selfplay_lengths(bucket int DEFAULT 20)
   RETURNS TABLE (network_id bigint, from_ply int, to_ply int, games bigint, bar text)
-  LANGUAGE plpgsql STABLE STRICT PARALLEL SAFE
+  LANGUAGE plpgsql STABLE STRICT PARALLEL SAFE SET search_path = pg_catalog, pg_temp
   AS $$
   #variable_conflict use_column
   BEGIN

@@ -36,9 +36,10 @@ COMMENT ON TABLE pgmate.position_evals IS
 SELECT pg_catalog.pg_extension_config_dump('pgmate.position_evals', '');
 
 -- lichess's formulas (core/analysis/accuracy.h gives them and their source).
+-- (Names qualified, no SET clause: the views inline it.)
 CREATE FUNCTION pgmate.eval_cp(score_cp int, mate int) RETURNS int
   LANGUAGE sql IMMUTABLE PARALLEL SAFE
-  AS $$ SELECT CASE WHEN mate IS NOT NULL THEN CASE WHEN mate > 0 THEN 1000 ELSE -1000 END
+  AS $$ SELECT CASE WHEN mate IS NOT NULL THEN CASE WHEN mate OPERATOR(pg_catalog.>) 0 THEN 1000 ELSE -1000 END
                     ELSE greatest(-1000, least(1000, score_cp)) END $$;
 COMMENT ON FUNCTION pgmate.eval_cp(int, int) IS
   'a score as centipawns clamped to +-1000, a mate as +-1000 (lichess''s ceiling)';
@@ -132,7 +133,7 @@ CREATE FUNCTION pgmate.player_accuracy(games bigint[] DEFAULT NULL,
     OUT player text, OUT engine text, OUT limits text, OUT games bigint, OUT moves bigint,
     OUT accuracy float8, OUT acpl float8, OUT inaccuracies bigint, OUT mistakes bigint, OUT blunders bigint)
   RETURNS SETOF record
-  LANGUAGE sql STABLE PARALLEL SAFE
+  LANGUAGE sql STABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp
   AS $$
     SELECT CASE a.side WHEN 'white' THEN g.white ELSE g.black END, a.engine, a.limits,
            count(*), sum(a.moves), avg(a.accuracy), sum(a.acpl * a.moves) / sum(a.moves),
@@ -149,7 +150,7 @@ COMMENT ON FUNCTION pgmate.player_accuracy(bigint[]) IS
 -- pgmate.position_evals for this engine and limits, once (with the clocks of its first game),
 -- in the order the games reach them.
 CREATE FUNCTION pgmate.analysis_positions(game_ids bigint[], engine text, limits text) RETURNS SETOF board
-  LANGUAGE sql STABLE STRICT PARALLEL SAFE
+  LANGUAGE sql STABLE STRICT PARALLEL SAFE SET search_path = pg_catalog, pg_temp
   AS $$
     SELECT q.board FROM (
       SELECT DISTINCT ON (x.key, x.position) p.board, g.id, p.ply
@@ -158,7 +159,7 @@ CREATE FUNCTION pgmate.analysis_positions(game_ids bigint[], engine text, limits
       CROSS JOIN LATERAL (SELECT @extschema@.board_key(p.board) AS key, @extschema@.without_clocks(p.board) AS position) x
       WHERE g.id = ANY (game_ids)
         AND NOT EXISTS (SELECT 1 FROM pgmate.position_evals e
-                        WHERE e.key = x.key AND e.position = x.position AND e.engine = $2 AND e.limits = $3)
+                        WHERE e.key = x.key AND e.position OPERATOR(@extschema@.=) x.position AND e.engine = $2 AND e.limits = $3)
       ORDER BY x.key, x.position, g.id, p.ply) q
     ORDER BY q.id, q.ply
   $$;
@@ -169,7 +170,7 @@ COMMENT ON FUNCTION pgmate.analysis_positions(bigint[], text, text) IS
 -- format); a position already stored for this engine and limits keeps its row. Returns how
 -- many were new.
 CREATE FUNCTION pgmate.save_position_evals(engine text, limits text, evals jsonb) RETURNS bigint
-  LANGUAGE sql VOLATILE STRICT
+  LANGUAGE sql VOLATILE STRICT SET search_path = pg_catalog, pg_temp
   AS $$
     WITH saved AS (
       INSERT INTO pgmate.position_evals AS e (key, position, engine, limits, score_cp, mate, win, draw, loss,
@@ -189,8 +190,10 @@ COMMENT ON FUNCTION pgmate.save_position_evals(text, text, jsonb) IS
 
 CREATE PROCEDURE pgmate.analyse(games text, engine jsonb, options jsonb DEFAULT '{}')
   AS 'MODULE_PATHNAME', 'analyse_procedure' LANGUAGE C;
+-- A network analysis loads the shared worker: granted, like self-play (docs/security.md).
+REVOKE ALL ON PROCEDURE pgmate.analyse(text, jsonb, jsonb) FROM PUBLIC;
 COMMENT ON PROCEDURE pgmate.analyse(text, jsonb, jsonb) IS
-  'evaluates every position of the games a query returns (their ids, first column) with a UCI engine run on the server or a network on the worker (net:ID:S); options: nodes, depth, movetime, multipv, jobs, hash, chunk, parallel';
+  'evaluates every position of the games a query returns (their ids, first column) with a UCI engine run on the server or a network on the worker (net:ID:S); options: nodes, depth, movetime, multipv, jobs, hash, chunk, move_timeout, max_failures, parallel';
 
 -- PGN with the evaluations, as lichess exports an analysed game: after each move a comment
 -- with its [%eval] (White's view, pawns or #moves to mate), the clock ([%clk]) when the game
@@ -201,7 +204,7 @@ CREATE FUNCTION pgn_text(tag_names text[], tag_values text[], start board, moves
                          suffixes text[], comments text[]) RETURNS text
   AS 'MODULE_PATHNAME', 'pgn_text' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 CREATE FUNCTION pgmate.pgn_eval_text(score_cp int, mate int, side text) RETURNS text
-  LANGUAGE sql IMMUTABLE PARALLEL SAFE
+  LANGUAGE sql IMMUTABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp
   AS $$
     SELECT CASE WHEN mate IS NOT NULL THEN
                   CASE WHEN mate <> 0 THEN '#' || (CASE side WHEN 'white' THEN mate ELSE -mate END) END
@@ -211,7 +214,7 @@ COMMENT ON FUNCTION pgmate.pgn_eval_text(int, int, text) IS
   'a score from the side to move''s view as PGN''s [%eval] writes it: White''s view, pawns ("0.17") or moves to mate ("#-3"); NULL for a checkmate';
 CREATE FUNCTION pgmate.to_pgn_with_evals(game pgmate.games, engine text DEFAULT NULL, limits text DEFAULT NULL)
   RETURNS text
-  LANGUAGE sql STABLE PARALLEL SAFE
+  LANGUAGE sql STABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp
   AS $$
     WITH chosen AS (
       SELECT e.engine, e.limits
@@ -232,7 +235,7 @@ CREATE FUNCTION pgmate.to_pgn_with_evals(game pgmate.games, engine text DEFAULT 
       FROM @extschema@.game_positions(game.start, game.moves) p
       LEFT JOIN chosen c ON true
       LEFT JOIN pgmate.position_evals e
-        ON e.key = @extschema@.board_key(p.board) AND e.position = @extschema@.without_clocks(p.board)
+        ON e.key = @extschema@.board_key(p.board) AND e.position OPERATOR(@extschema@.=) @extschema@.without_clocks(p.board)
            AND e.engine = c.engine AND e.limits = c.limits
       LEFT JOIN pgmate.move_evals m
         ON m.game = game.id AND m.ply = p.ply AND m.engine = c.engine AND m.limits = c.limits
@@ -246,7 +249,7 @@ COMMENT ON FUNCTION pgmate.to_pgn_with_evals(pgmate.games, text, text) IS
 
 -- PGN text into pgmate.games, here beside the evaluations its [%eval] comments fill.
 CREATE FUNCTION pgmate.import_pgn(pgn text, on_error text DEFAULT 'fail') RETURNS bigint
-  LANGUAGE sql VOLATILE STRICT
+  LANGUAGE sql VOLATILE STRICT SET search_path = pg_catalog, pg_temp
   AS $$
     WITH parsed AS MATERIALIZED (
       SELECT * FROM @extschema@.pgn_games(pgn, on_error)),

@@ -34,7 +34,7 @@ COMMENT ON FUNCTION pgmate.kill_worker() IS 'kills the supervised worker (the su
 -- metadata, every key spelled out); NULL for bytes that are not such weights. Parallel
 -- restricted: its exception block is a subtransaction, which a parallel worker cannot start.
 CREATE FUNCTION pgmate.weights_config(weights bytea) RETURNS jsonb
-  LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL RESTRICTED
+  LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL RESTRICTED SET search_path = pg_catalog, pg_temp
   AS $$
   DECLARE
     header_length bigint;
@@ -51,8 +51,8 @@ CREATE FUNCTION pgmate.weights_config(weights bytea) RETURNS jsonb
     END IF;
     RETURN (convert_from(substring(weights FROM 9 FOR header_length::int), 'UTF8')::jsonb
             -> '__metadata__' ->> 'pgmate_config')::jsonb;
-  EXCEPTION WHEN data_exception THEN
-    RETURN NULL;  -- not UTF-8, not JSON
+  EXCEPTION WHEN data_exception OR program_limit_exceeded THEN
+    RETURN NULL;  -- not UTF-8, not JSON, or nested past the parser's stack (54001)
   END
   $$;
 COMMENT ON FUNCTION pgmate.weights_config(bytea) IS
@@ -63,7 +63,7 @@ COMMENT ON FUNCTION pgmate.weights_config(bytea) IS
 -- last 2). The row keeps the whole configuration, not a preset's name, so that a preset
 -- redefined by a later pgmate never changes what a stored network is.
 CREATE FUNCTION pgmate.init_network(name text, config jsonb DEFAULT '{}', seed bigint DEFAULT 0)
-  RETURNS bigint LANGUAGE sql VOLATILE
+  RETURNS bigint LANGUAGE sql VOLATILE SET search_path = pg_catalog, pg_temp
   AS $$
     WITH made AS (SELECT pgmate.network_init_weights(init_network.config::text, init_network.seed) AS weights)
     INSERT INTO pgmate.networks (name, config, weights)
@@ -81,7 +81,7 @@ COMMENT ON FUNCTION pgmate.shipped_network(text) IS
 -- A row of pgmate.networks for a shipped network: the row that holds its weights already
 -- (any name), else a new one named 'pgmate NAME' with the configuration of its metadata.
 CREATE FUNCTION pgmate.install_network(name text DEFAULT 'default') RETURNS bigint
-  LANGUAGE plpgsql VOLATILE STRICT
+  LANGUAGE plpgsql VOLATILE STRICT SET search_path = pg_catalog, pg_temp
   AS $$
   DECLARE
     file bytea := pgmate.shipped_network(name);
@@ -112,7 +112,7 @@ COMMENT ON FUNCTION pgmate.install_network(text) IS
 
 -- Waits until the worker answers (after a server start or a restart); false on timeout.
 CREATE FUNCTION pgmate.wait_for_worker(timeout interval DEFAULT '30 s') RETURNS bool
-  LANGUAGE plpgsql VOLATILE STRICT
+  LANGUAGE plpgsql VOLATILE STRICT SET search_path = pg_catalog, pg_temp
   AS $$
   DECLARE deadline timestamptz := clock_timestamp() + timeout;
   BEGIN

@@ -5,11 +5,22 @@
 -- owner's rows. A job in progress holds its row by a lease (the backend's pid and start,
 -- and when it took the row), not by an advisory lock, which any role could take first.
 
--- The role whose rights the caller has now (SET ROLE included), as a regrole.
+-- The role whose rights the caller has now (SET ROLE included), as a regrole. Like every
+-- routine of pgmate's, it resolves no name through the caller's search path: a role with a
+-- schema of its own could otherwise put a quote_ident(name) or an =(regrole, regrole) of its
+-- own before the built-ins and pass for another role.
 CREATE FUNCTION pgmate.acting_role() RETURNS regrole
-  LANGUAGE sql STABLE PARALLEL SAFE
-  AS $$ SELECT to_regrole(quote_ident(current_user)) $$;
+  LANGUAGE sql STABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp
+  AS $$ SELECT pg_catalog.to_regrole(pg_catalog.quote_ident(CURRENT_USER)) $$;
 COMMENT ON FUNCTION pgmate.acting_role() IS 'the current role (current_user) as a regrole: the owner of the rows it makes';
+
+-- The role that logged in, which neither SET ROLE nor SET SESSION AUTHORIZATION changes:
+-- what runs in the session may always go back to it (RESET ROLE), so a stored query runs
+-- only in a session its owner logged in to (pgmate.learn).
+CREATE FUNCTION pgmate.login_role() RETURNS regrole
+  AS 'MODULE_PATHNAME', 'login_role' LANGUAGE C STABLE PARALLEL SAFE;
+COMMENT ON FUNCTION pgmate.login_role() IS
+  'the role this session logged in as (what SET ROLE and SET SESSION AUTHORIZATION leave unchanged), as a regrole';
 
 -- Whether the session `pid`, started at `backend_start`, still holds a lease it took at
 -- `since`: a lease taken by a statement (a procedure) ends with it, so a statement that
@@ -51,6 +62,14 @@ CREATE FUNCTION pgmate.client_claim(name text) RETURNS boolean
   DECLARE
     me_start timestamptz := (SELECT a.backend_start FROM pg_stat_activity a WHERE a.pid = pg_backend_pid());
   BEGIN
+    IF length(client_claim.name) > 200 THEN
+      RAISE EXCEPTION 'a client claim''s name has at most 200 characters, not %', length(client_claim.name)
+        USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    -- Claims of sessions that ended are gone: the table holds at most the live sessions' claims.
+    DELETE FROM pgmate.client_claims c
+    WHERE NOT EXISTS (SELECT 1 FROM pg_stat_activity a
+                      WHERE a.pid = c.holder_pid AND a.backend_start = c.holder_backend_start);
     INSERT INTO pgmate.client_claims AS c (owner, name, holder_pid, holder_backend_start)
     VALUES (session_user, client_claim.name, pg_backend_pid(), me_start)
     ON CONFLICT (owner, name) DO UPDATE SET holder_pid = excluded.holder_pid,
@@ -60,5 +79,7 @@ CREATE FUNCTION pgmate.client_claim(name text) RETURNS boolean
     RETURN FOUND;
   END
   $$;
+-- Only the clients' roles need it (docs/security.md): no role without a grant adds rows.
+REVOKE ALL ON FUNCTION pgmate.client_claim(text) FROM PUBLIC;
 COMMENT ON FUNCTION pgmate.client_claim(text) IS
   'claims a name for this session (a client''s run or match); false while another session of the same login role holds it';

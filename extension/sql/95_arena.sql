@@ -28,7 +28,8 @@ SELECT pg_catalog.pg_extension_config_dump('pgmate.matches_id_seq', '');
 ALTER TABLE pgmate.matches ENABLE ROW LEVEL SECURITY;
 CREATE POLICY matches_read ON pgmate.matches FOR SELECT USING (true);
 CREATE POLICY matches_owner ON pgmate.matches
-  USING (owner = pgmate.acting_role()) WITH CHECK (owner = pgmate.acting_role());
+  USING (owner OPERATOR(pg_catalog.=) (SELECT pgmate.acting_role()))
+  WITH CHECK (owner OPERATOR(pg_catalog.=) (SELECT pgmate.acting_role()));
 ALTER TABLE pgmate.games ADD CONSTRAINT games_match_id_fkey
   FOREIGN KEY (match_id) REFERENCES pgmate.matches (id) ON DELETE CASCADE;
 -- One row per game of a match: two clients on one match cannot both store a game.

@@ -67,13 +67,14 @@ SELECT pg_catalog.pg_extension_config_dump('pgmate.training_progress', '');
 
 -- Everyone who may read them sees every run; only a run's owner writes it and its rows.
 CREATE FUNCTION pgmate.is_own_training_run(run bigint) RETURNS boolean
-  LANGUAGE sql STABLE PARALLEL SAFE
+  LANGUAGE sql STABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp
   AS $$ SELECT EXISTS (SELECT 1 FROM pgmate.training_runs r WHERE r.id = run AND r.owner = pgmate.acting_role()) $$;
 COMMENT ON FUNCTION pgmate.is_own_training_run(bigint) IS 'whether a training run belongs to the current role';
 ALTER TABLE pgmate.training_runs ENABLE ROW LEVEL SECURITY;
 CREATE POLICY training_runs_read ON pgmate.training_runs FOR SELECT USING (true);
 CREATE POLICY training_runs_owner ON pgmate.training_runs
-  USING (owner = pgmate.acting_role()) WITH CHECK (owner = pgmate.acting_role());
+  USING (owner OPERATOR(pg_catalog.=) (SELECT pgmate.acting_role()))
+  WITH CHECK (owner OPERATOR(pg_catalog.=) (SELECT pgmate.acting_role()));
 ALTER TABLE pgmate.training_checkpoints ENABLE ROW LEVEL SECURITY;
 CREATE POLICY training_checkpoints_read ON pgmate.training_checkpoints FOR SELECT USING (true);
 CREATE POLICY training_checkpoints_owner ON pgmate.training_checkpoints
@@ -111,7 +112,7 @@ CREATE FUNCTION pgmate.training_begin(network bigint, data text, steps bigint, s
                                       data_sha256 text, session_lease boolean DEFAULT false,
                                       OUT run bigint, OUT resumed bool, OUT step bigint,
                                       OUT state bytea, OUT data_changed bool)
-  LANGUAGE plpgsql VOLATILE
+  LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp
   AS $$
   DECLARE candidate record;
           me_start timestamptz := (SELECT a.backend_start FROM pg_stat_activity a WHERE a.pid = pg_backend_pid());
@@ -158,7 +159,7 @@ CREATE FUNCTION pgmate.training_record(run bigint, step bigint, samples bigint, 
                                        value_loss float8, kl float8, accuracy float8, lr float8, kl_weight float8,
                                        samples_per_s float8, holdout_positions bigint, holdout_top1 float8,
                                        holdout_policy_loss float8, holdout_value_loss float8)
-  RETURNS void LANGUAGE sql VOLATILE
+  RETURNS void LANGUAGE sql VOLATILE SET search_path = pg_catalog, pg_temp
   AS $$
     INSERT INTO pgmate.training_progress AS p VALUES
       (run, step, samples, policy_loss, value_loss, kl, accuracy, lr, kl_weight, samples_per_s, holdout_positions,
@@ -175,7 +176,7 @@ REVOKE ALL ON FUNCTION pgmate.training_record(bigint, bigint, bigint, float8, fl
 
 -- A checkpoint replaces the run's previous one (in one transaction: there is always one).
 CREATE FUNCTION pgmate.training_checkpoint(run bigint, step bigint, state bytea) RETURNS void
-  LANGUAGE sql VOLATILE
+  LANGUAGE sql VOLATILE SET search_path = pg_catalog, pg_temp
   AS $$
     DELETE FROM pgmate.training_checkpoints c WHERE c.run_id = run AND c.step <> training_checkpoint.step;
     INSERT INTO pgmate.training_checkpoints (run_id, step, state) VALUES (run, step, state)
@@ -187,7 +188,7 @@ REVOKE ALL ON FUNCTION pgmate.training_checkpoint(bigint, bigint, bytea) FROM PU
 -- The last checkpoint of a run, for a later run that continues its optimizer (the
 -- training option optimizer_from); 22023 naming the run when it has none.
 CREATE FUNCTION pgmate.training_optimizer(run bigint) RETURNS bytea
-  LANGUAGE plpgsql STABLE
+  LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp
   AS $$
   DECLARE state bytea;
   BEGIN
@@ -206,7 +207,7 @@ REVOKE ALL ON FUNCTION pgmate.training_optimizer(bigint) FROM PUBLIC;
 -- The trained network as a new row (parent: the network trained; its training: run, data,
 -- samples, settings), the run finished, its final checkpoint kept (to train on from there).
 CREATE FUNCTION pgmate.training_finish(run bigint, name text, weights bytea, state bytea) RETURNS bigint
-  LANGUAGE plpgsql VOLATILE
+  LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp
   AS $$
   DECLARE r pgmate.training_runs;
           new_id bigint;
@@ -229,7 +230,7 @@ REVOKE ALL ON FUNCTION pgmate.training_finish(bigint, text, bytea, bytea) FROM P
 
 -- A run that cannot go on as it is (the loss is no longer finite): its last checkpoint stays.
 CREATE FUNCTION pgmate.training_fail(run bigint, error text) RETURNS void
-  LANGUAGE sql VOLATILE
+  LANGUAGE sql VOLATILE SET search_path = pg_catalog, pg_temp
   AS $$
     UPDATE pgmate.training_runs SET status = 'failed', error = training_fail.error, finished_at = now(),
            holder_pid = NULL, holder_backend_start = NULL, holder_since = NULL

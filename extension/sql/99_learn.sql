@@ -101,13 +101,14 @@ SELECT pg_catalog.pg_extension_config_dump('pgmate.learning_games', '');
 
 -- Everyone who may read them sees every run; only a run's owner writes it and its rows.
 CREATE FUNCTION pgmate.is_own_learning_run(run bigint) RETURNS boolean
-  LANGUAGE sql STABLE PARALLEL SAFE
+  LANGUAGE sql STABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp
   AS $$ SELECT EXISTS (SELECT 1 FROM pgmate.learning_runs r WHERE r.id = run AND r.owner = pgmate.acting_role()) $$;
 COMMENT ON FUNCTION pgmate.is_own_learning_run(bigint) IS 'whether a learning run belongs to the current role';
 ALTER TABLE pgmate.learning_runs ENABLE ROW LEVEL SECURITY;
 CREATE POLICY learning_runs_read ON pgmate.learning_runs FOR SELECT USING (true);
 CREATE POLICY learning_runs_owner ON pgmate.learning_runs
-  USING (owner = pgmate.acting_role()) WITH CHECK (owner = pgmate.acting_role());
+  USING (owner OPERATOR(pg_catalog.=) (SELECT pgmate.acting_role()))
+  WITH CHECK (owner OPERATOR(pg_catalog.=) (SELECT pgmate.acting_role()));
 ALTER TABLE pgmate.learning_iterations ENABLE ROW LEVEL SECURITY;
 CREATE POLICY learning_iterations_read ON pgmate.learning_iterations FOR SELECT USING (true);
 CREATE POLICY learning_iterations_owner ON pgmate.learning_iterations
@@ -126,7 +127,7 @@ CREATE POLICY learning_games_owner ON pgmate.learning_games
 -- other labels are left alone. A NULL game only checks the label. Only the run's owner may
 -- play under its labels (42501).
 CREATE FUNCTION pgmate.learning_game(label text, game bigint) RETURNS void
-  LANGUAGE plpgsql VOLATILE
+  LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp
   AS $$
   DECLARE
     parts text[] := regexp_match(label, '^learn:([0-9]{1,18}):([0-9]{1,9})$');
@@ -157,13 +158,13 @@ CREATE INDEX games_selfplay_run_idx ON pgmate.games ((selfplay->>'run')) WHERE s
 -- must equal the stored one (a run's settings never change; per-call keys aside). Per-call
 -- keys (network, stop_after) are not settings and are left out.
 CREATE FUNCTION pgmate.learning_settings(given jsonb, stored jsonb DEFAULT NULL) RETURNS jsonb
-  LANGUAGE plpgsql STABLE
+  LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp
   AS $$
   DECLARE
     spec record;
     key text;
     value jsonb;
-    resolved jsonb := '{}';
+    resolved jsonb := '{}'::jsonb;
     number float8;
   BEGIN
     IF given IS NULL THEN given := '{}'; END IF;
@@ -282,7 +283,7 @@ CREATE FUNCTION pgmate.learning_settings(given jsonb, stored jsonb DEFAULT NULL)
 -- default learning rate times sqrt(1024 / 128), the square-root rule for Adam with a larger
 -- batch. A CPU worker keeps 128.
 CREATE FUNCTION pgmate.learning_device_defaults(settings jsonb, given jsonb, device text) RETURNS jsonb
-  LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+  LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE SET search_path = pg_catalog, pg_temp
   AS $$
     SELECT CASE WHEN given ? 'batch' OR device NOT LIKE 'cuda%' THEN settings
                 ELSE settings || jsonb_build_object('batch', 1024)
@@ -352,7 +353,7 @@ COMMENT ON VIEW pgmate.learning_options IS 'the options of CALL pgmate.learn and
 --   score is at least that; with promotion_elo1, when its SPRT accepted H1;
 -- - else 'kept'.
 CREATE FUNCTION pgmate.learning_gate(best jsonb, vetoes jsonb[], settings jsonb)
-  RETURNS text LANGUAGE sql IMMUTABLE PARALLEL SAFE
+  RETURNS text LANGUAGE sql IMMUTABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp
   AS $$
     SELECT CASE
       WHEN EXISTS (SELECT 1 FROM unnest(array_append(vetoes, best)) m
@@ -378,7 +379,7 @@ COMMENT ON FUNCTION pgmate.learning_gate(jsonb, jsonb[], jsonb) IS
 CREATE FUNCTION pgmate.learning_escalation(level int, pretrain_mix float8, lr float8, current_share float8,
                                            OUT exclude_share float8, OUT new_pretrain_mix float8,
                                            OUT new_lr float8, OUT new_current_share float8)
-  LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+  LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE SET search_path = pg_catalog, pg_temp
   AS $$
     SELECT CASE level WHEN 1 THEN 0.25 WHEN 4 THEN 0.5 ELSE 0 END,
            CASE level WHEN 1 THEN least(pretrain_mix + 0.2, 0.95) WHEN 4 THEN greatest(pretrain_mix, 0.8)
@@ -389,11 +390,11 @@ CREATE FUNCTION pgmate.learning_escalation(level int, pretrain_mix float8, lr fl
 COMMENT ON FUNCTION pgmate.learning_escalation(int, float8, float8, float8) IS
   'a veto''s escalation at a level (1..4): share of the window''s newest games to exclude, new pretraining share, learning rate and share of self-play games played by the current network';
 
--- Run `run`'s row, for its owner only: the training rows of a run come from its stored
--- settings (pretrain_data is a query), which run with no other role's rights (22023 for no
--- such run, 42501 for another role's).
+-- Run `run`'s row, for its owner only, in a session its owner logged in to: the training
+-- rows of a run come from its stored settings (pretrain_data is a query), which run with no
+-- other role's rights (22023 for no such run, 42501 for another role's or under SET ROLE).
 CREATE FUNCTION pgmate.own_learning_run(run bigint) RETURNS pgmate.learning_runs
-  LANGUAGE plpgsql STABLE
+  LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp
   AS $$
   DECLARE r pgmate.learning_runs;
   BEGIN
@@ -404,6 +405,11 @@ CREATE FUNCTION pgmate.own_learning_run(run bigint) RETURNS pgmate.learning_runs
     IF r.owner <> pgmate.acting_role() THEN
       RAISE EXCEPTION 'learning run % belongs to role %: only it may read the run''s training rows', run, r.owner
         USING ERRCODE = 'insufficient_privilege';
+    END IF;
+    IF pgmate.login_role() IS DISTINCT FROM r.owner THEN
+      RAISE EXCEPTION 'learning run %: this session logged in as %, not as its owner %: the run''s stored queries run only in a session its owner logged in to',
+        run, pgmate.login_role(), r.owner
+        USING ERRCODE = 'insufficient_privilege', HINT = 'Connect as ' || r.owner || '.';
     END IF;
     RETURN r;
   END
@@ -421,7 +427,7 @@ COMMENT ON FUNCTION pgmate.own_learning_run(bigint) IS
 CREATE FUNCTION pgmate.learning_window(run bigint, iteration int)
   RETURNS TABLE (game_id bigint, ply int, board board, history board[], repetitions int, moves move[],
                  policy real[], wdl real[])
-  LANGUAGE plpgsql STABLE
+  LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp
   AS $$
   #variable_conflict use_column
   DECLARE
@@ -458,6 +464,27 @@ REVOKE ALL ON FUNCTION pgmate.learning_window(bigint, int) FROM PUBLIC;
 COMMENT ON FUNCTION pgmate.learning_window(bigint, int) IS
   'the window of an iteration of a learning run: its newest self-play positions, with their games'' ids';
 
+-- The pieces of learning_data that are pgmate's own, under pgmate's search path: an
+-- iteration's pretraining share, how many pretraining rows go with a window, and the query
+-- that draws them from the run's pretrain_data (ordered by a hash of the iteration).
+CREATE FUNCTION pgmate.learning_iteration_mix(run bigint, iteration int, current_mix float8) RETURNS float8
+  LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp
+  AS $$ SELECT coalesce((SELECT i.pretrain_mix FROM pgmate.learning_iterations i
+                         WHERE i.run_id = run AND i.iteration = learning_iteration_mix.iteration), current_mix) $$;
+CREATE FUNCTION pgmate.learning_pretrain_rows(window_rows bigint, mix float8) RETURNS bigint
+  LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, pg_temp
+  AS $$ SELECT CASE WHEN mix > 0 THEN floor(window_rows * mix / (1 - mix))::bigint ELSE 0 END $$;
+CREATE FUNCTION pgmate.learning_pretrain_query(settings jsonb, run bigint, iteration int, pretrain_rows bigint)
+  RETURNS text LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, pg_temp
+  AS $$
+    SELECT format(
+      'SELECT p.board, p.history, p.repetitions::pg_catalog.int4, p.played, NULL::%1$s.move[], NULL::pg_catalog.float4[], '
+      'p.wdl::pg_catalog.float4[] FROM (%2$s) p '
+      'ORDER BY pg_catalog.hashtext(pg_catalog.textcat(p.board::pg_catalog.text, %3$L)), '
+      'p.played::pg_catalog.text, p.wdl::pg_catalog.text LIMIT %4$s',
+      '@extschema@', settings->>'pretrain_data', ':' || run || ':' || iteration, pretrain_rows)
+  $$;
+
 -- The training rows of iteration `iteration` of a run, in a fixed order of its own
 -- (CALL pgmate.train's data query): the iteration's window (pgmate.learning_window), and
 -- pretraining rows in the share pretrain_mix, drawn from pretrain_data by a hash of the
@@ -465,32 +492,29 @@ COMMENT ON FUNCTION pgmate.learning_window(bigint, int) IS
 CREATE FUNCTION pgmate.learning_data(run bigint, iteration int)
   RETURNS TABLE (board board, history board[], repetitions int, played move, moves move[], policy real[], wdl real[])
   LANGUAGE plpgsql STABLE
+  -- No SET clause: pretrain_data is the owner's query and runs under the owner's search
+  -- path, so every name of pgmate's own here is qualified instead.
   AS $$
   #variable_conflict use_column
   DECLARE
     r pgmate.learning_runs;
-    s jsonb;
-    window_rows bigint;
-    mix float8;
-    pretrain_rows bigint;
+    window_rows pg_catalog.int8;
+    mix pg_catalog.float8;
+    pretrain_rows pg_catalog.int8;
   BEGIN
-    -- The run's pretrain_data is its owner's query: it runs with its owner's rights only.
+    -- The run's pretrain_data is its owner's query: it runs with its owner's rights only,
+    -- in a session its owner logged in to.
     r := pgmate.own_learning_run(run);
-    s := r.settings;
     -- the iteration's own pretraining share: as it was when the iteration began
-    mix := coalesce((SELECT i.pretrain_mix FROM pgmate.learning_iterations i
-                     WHERE i.run_id = run AND i.iteration = learning_data.iteration), r.pretrain_mix);
+    mix := pgmate.learning_iteration_mix(run, iteration, r.pretrain_mix);
     RETURN QUERY
-      SELECT w.board, w.history, w.repetitions, NULL::move, w.moves, w.policy, w.wdl
+      SELECT w.board, w.history, w.repetitions, NULL::@extschema@.move, w.moves, w.policy, w.wdl
       FROM pgmate.learning_window(run, iteration) w
       ORDER BY w.game_id DESC, w.ply;
     GET DIAGNOSTICS window_rows = ROW_COUNT;
-    pretrain_rows := CASE WHEN mix > 0 THEN floor(window_rows * mix / (1 - mix))::bigint ELSE 0 END;
-    IF pretrain_rows > 0 THEN
-      RETURN QUERY EXECUTE format(
-        'SELECT p.board, p.history, p.repetitions::int, p.played, NULL::move[], NULL::real[], p.wdl::real[] '
-        'FROM (%s) p ORDER BY hashtext(p.board::text || %L), p.played::text, p.wdl::text LIMIT %s',
-        s->>'pretrain_data', ':' || run || ':' || iteration, pretrain_rows);
+    pretrain_rows := pgmate.learning_pretrain_rows(window_rows, mix);
+    IF pretrain_rows OPERATOR(pg_catalog.>) 0 THEN
+      RETURN QUERY EXECUTE pgmate.learning_pretrain_query(r.settings, run, iteration, pretrain_rows);
     END IF;
   END
   $$;
@@ -508,7 +532,11 @@ CREATE PROCEDURE pgmate.learning_match(name text, candidate jsonb, opponent json
   AS $$
   DECLARE
     own_match bigint;
+    caller_path text := pg_catalog.current_setting('search_path');
   BEGIN
+    -- A procedure that commits (pgmate.arena does) cannot carry a SET clause: the search
+    -- path is pinned for each of its transactions instead (see pgmate.learn).
+    PERFORM pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
     -- Only the caller's own match of that name counts (pgmate.arena plays and resumes the
     -- caller's own matches too).
     IF NOT EXISTS (SELECT 1 FROM pgmate.matches m WHERE m.name = learning_match.name AND m.status <> 'running'
@@ -516,6 +544,7 @@ CREATE PROCEDURE pgmate.learning_match(name text, candidate jsonb, opponent json
       CALL pgmate.arena(candidate, opponent, games,
                         jsonb_build_object('name', name, 'seed', seed, 'openings', openings, 'max_plies', max_plies,
                                            'parallel', least(parallel, games)) || coalesce(extra, '{}'));
+      PERFORM pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
     END IF;
     SELECT m.id INTO STRICT own_match FROM pgmate.matches m
     WHERE m.name = learning_match.name AND m.owner = pgmate.acting_role();
@@ -525,6 +554,7 @@ CREATE PROCEDURE pgmate.learning_match(name text, candidate jsonb, opponent json
                                                 'elo_lower', r.elo_lower, 'elo_upper', r.elo_upper,
                                                 'los', r.los, 'sprt', r.sprt_verdict))
       INTO result FROM pgmate.match_results r WHERE r.match_id = own_match;
+    PERFORM pg_catalog.set_config('search_path', caller_path, true);
   END
   $$;
 REVOKE ALL ON PROCEDURE pgmate.learning_match(text, jsonb, jsonb, int, bigint, int, int, text, jsonb, jsonb) FROM PUBLIC;
@@ -537,8 +567,11 @@ REVOKE ALL ON PROCEDURE pgmate.learning_match(text, jsonb, jsonb, int, bigint, i
 -- (55P03 for another). As a pg_cron job: SELECT cron.schedule('learn', '*/10 * * * *',
 -- $$CALL pgmate.learn('my run', 1)$$) runs one iteration each time.
 -- `run` names one of the caller's own runs (a run belongs to the role that began it, and
--- only that role goes on with it: 42501 for another, superusers included, who may SET ROLE
--- to the owner). The stored settings are checked again on every call.
+-- only that role goes on with it: 42501 for another, superusers included), in a session
+-- that role logged in to (42501 under SET ROLE: the run's stored queries could RESET ROLE).
+-- A superuser's pg_cron job for another role's run is scheduled as that role:
+-- cron.schedule_in_database(job, schedule, command, database, username => owner). The
+-- stored settings are checked again on every call.
 CREATE PROCEDURE pgmate.learn(run text, iterations int, options jsonb DEFAULT '{}')
   LANGUAGE plpgsql
   AS $$
@@ -549,7 +582,6 @@ CREATE PROCEDURE pgmate.learn(run text, iterations int, options jsonb DEFAULT '{
     n int;
     label text;
     best_games int;
-    done_games int;
     missing record;
     selfplay_options jsonb;
     t0 timestamptz;
@@ -579,8 +611,15 @@ CREATE PROCEDURE pgmate.learn(run text, iterations int, options jsonb DEFAULT '{
     position_count bigint;
     window_count bigint;
     pretrain_count bigint;
-    stop_after text := options->>'stop_after';
+    stop_after text;
+    caller_path text := pg_catalog.current_setting('search_path');
   BEGIN
+    -- No name below resolves through the caller's search path, where a role's own schema
+    -- could put a function or operator of its own before the built-ins. A procedure that
+    -- commits cannot carry SET search_path, so the path is pinned for each transaction:
+    -- here, after each COMMIT and after each CALL (which may commit).
+    PERFORM pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
+    stop_after := options->>'stop_after';
     IF run IS NULL OR iterations IS NULL OR iterations < 0 THEN
       RAISE EXCEPTION 'learn: run must be a name and iterations a number >= 0'
         USING ERRCODE = 'invalid_parameter_value';
@@ -591,7 +630,18 @@ CREATE PROCEDURE pgmate.learn(run text, iterations int, options jsonb DEFAULT '{
       RAISE EXCEPTION 'learn: run "%" belongs to role %, not to %', run,
         (SELECT string_agg(lr.owner::text, ', ') FROM pgmate.learning_runs lr WHERE lr.name = run), current_user
         USING ERRCODE = 'insufficient_privilege',
-              HINT = 'A run goes on only with the rights of the role that began it: SET ROLE to that role first.';
+              HINT = 'A run goes on only in a session its owner logged in to: connect as that role, or schedule '
+                     'the call with cron.schedule_in_database(..., username => ''ROLE'').';
+    END IF;
+    -- A run's stored queries (holdout, pretrain_data) run only in a session its owner logged
+    -- in to: under SET ROLE (or SET SESSION AUTHORIZATION) they could go back to the role
+    -- that logged in (RESET ROLE) and act with its rights.
+    IF pgmate.login_role() IS DISTINCT FROM pgmate.acting_role() THEN
+      RAISE EXCEPTION 'learn: this session logged in as %, not as %: a learning run goes on only in a session its owner logged in to',
+        pgmate.login_role(), current_user
+        USING ERRCODE = 'insufficient_privilege',
+              HINT = 'Connect as ' || current_user || ', or schedule the call with cron.schedule_in_database(..., username => '''
+                     || current_user || ''').';
     END IF;
     IF FOUND THEN
       IF options ? 'network' AND (options->>'network')::bigint IS DISTINCT FROM r.start_network THEN
@@ -631,6 +681,7 @@ CREATE PROCEDURE pgmate.learn(run text, iterations int, options jsonb DEFAULT '{
         USING ERRCODE = 'lock_not_available';
     END IF;
     COMMIT;
+    PERFORM pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
 
     FOR round_no IN 1 .. iterations LOOP
       SELECT * INTO r FROM pgmate.learning_runs WHERE id = r.id;
@@ -664,6 +715,7 @@ CREATE PROCEDURE pgmate.learn(run text, iterations int, options jsonb DEFAULT '{
         CALL pgmate.selfplay(missing.games, (s->>'simulations')::int,
                              CASE WHEN missing.by_best THEN r.best_network ELSE r.current_network END,
                              (s->>'parallel')::int, selfplay_options || jsonb_build_object('first_game', missing.first));
+        PERFORM pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
       END LOOP;
       selfplay_seconds := extract(epoch FROM clock_timestamp() - t0);
       IF stop_after = 'selfplay' THEN
@@ -725,7 +777,12 @@ CREATE PROCEDURE pgmate.learn(run text, iterations int, options jsonb DEFAULT '{
           train_options := train_options || jsonb_build_object('warmup_steps', least(steps, 20));
         END IF;
         RAISE NOTICE 'learn: run "%" iteration %: training network % for % steps', run, k, r.current_network, steps;
+        -- The holdout and pretrain_data queries are the owner's own: they run under the
+        -- owner's search path, as the queries it types do (the call's arguments are plain
+        -- variables, so nothing of pgmate's is resolved there).
+        PERFORM pg_catalog.set_config('search_path', caller_path, true);
         CALL pgmate.train(r.current_network, data_query, steps, train_options, candidate);
+        PERFORM pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
         SELECT tr.id INTO training_run FROM pgmate.training_runs tr
         WHERE tr.new_network = candidate AND tr.owner = r.owner;
       END IF;
@@ -757,6 +814,7 @@ CREATE PROCEDURE pgmate.learn(run text, iterations int, options jsonb DEFAULT '{
                                    net_player || jsonb_build_object('network', r.best_network),
                                    (s->>'arena_games')::int, (s->>'seed')::bigint + k, (s->>'max_plies')::int,
                                    (s->>'parallel')::int, s->>'openings', promotion_sprt, m);
+        PERFORM pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
         arena := jsonb_build_object('best', m);
         IF (s->>'veto_games')::int > 0 THEN
           -- an older best, drawn by the seed, and the start network (when not the best itself)
@@ -769,6 +827,7 @@ CREATE PROCEDURE pgmate.learn(run text, iterations int, options jsonb DEFAULT '{
                                        net_player || jsonb_build_object('network', older),
                                        (s->>'veto_games')::int, (s->>'seed')::bigint + k, (s->>'max_plies')::int,
                                        (s->>'parallel')::int, s->>'openings', NULL, m);
+            PERFORM pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
             arena := arena || jsonb_build_object('older', m);
             vetoes := vetoes || m;
           END IF;
@@ -777,6 +836,7 @@ CREATE PROCEDURE pgmate.learn(run text, iterations int, options jsonb DEFAULT '{
                                        net_player || jsonb_build_object('network', r.start_network),
                                        (s->>'veto_games')::int, (s->>'seed')::bigint + k, (s->>'max_plies')::int,
                                        (s->>'parallel')::int, s->>'openings', NULL, m);
+            PERFORM pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
             arena := arena || jsonb_build_object('start', m);
             vetoes := vetoes || m;
           END IF;
@@ -787,10 +847,12 @@ CREATE PROCEDURE pgmate.learn(run text, iterations int, options jsonb DEFAULT '{
           CALL pgmate.learning_match(label || ':random', net_player || jsonb_build_object('network', candidate),
                                      '"random"', (s->>'sanity_games')::int, (s->>'seed')::bigint + k,
                                      (s->>'max_plies')::int, (s->>'parallel')::int, s->>'openings', NULL, m);
+          PERFORM pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
           arena := arena || jsonb_build_object('random', m);
           CALL pgmate.learning_match(label || ':mcts', net_player || jsonb_build_object('network', candidate),
                                      jsonb_build_object('type', 'mcts', 'simulations', (s->>'arena_simulations')::int), (s->>'sanity_games')::int,
                                      (s->>'seed')::bigint + k, (s->>'max_plies')::int, (s->>'parallel')::int, s->>'openings', NULL, m);
+          PERFORM pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
           arena := arena || jsonb_build_object('mcts', m);
         END IF;
         decision := pgmate.learning_gate(arena->'best', vetoes, s);
@@ -824,9 +886,13 @@ CREATE PROCEDURE pgmate.learn(run text, iterations int, options jsonb DEFAULT '{
       FROM pgmate.learning_games lg JOIN pgmate.games g ON g.id = lg.game_id
       WHERE lg.run_id = r.id AND lg.iteration = k;
       SELECT tr.samples INTO window_count FROM pgmate.training_runs tr WHERE tr.id = training_run;
-      pretrain_count := CASE WHEN r.pretrain_mix > 0
-                             THEN (SELECT count(*) FROM pgmate.learning_data(r.id, k) d WHERE d.played IS NOT NULL)
-                             ELSE 0 END;
+      pretrain_count := 0;
+      IF r.pretrain_mix > 0 THEN
+        -- pretrain_data again, under the owner's search path (see the training step)
+        PERFORM pg_catalog.set_config('search_path', caller_path, true);
+        SELECT pg_catalog.count(*) INTO pretrain_count FROM pgmate.learning_data(r.id, k) d WHERE d.played IS NOT NULL;
+        PERFORM pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
+      END IF;
       excluded := 0;
       IF decision = 'vetoed' THEN
         SELECT * INTO esc FROM pgmate.learning_escalation(least(r.veto_level + 1, 4), r.pretrain_mix, r.lr,
@@ -871,6 +937,7 @@ CREATE PROCEDURE pgmate.learn(run text, iterations int, options jsonb DEFAULT '{
               selfplay_seconds, training_seconds, arena_seconds);
       RAISE NOTICE 'learn: run "%" iteration % %: %', run, k, decision, reason;
       COMMIT;
+      PERFORM pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
       candidate := NULL;
       training_run := NULL;
     END LOOP;
@@ -906,7 +973,7 @@ COMMENT ON VIEW pgmate.learning_log IS
 -- The run a name means to the caller: its own run of that name, else the one run of that
 -- name (22023 when there is none, or several of other roles).
 CREATE FUNCTION pgmate.learning_run_id(name text) RETURNS bigint
-  LANGUAGE plpgsql STABLE
+  LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp
   AS $$
   DECLARE
     found bigint;
@@ -921,7 +988,7 @@ CREATE FUNCTION pgmate.learning_run_id(name text) RETURNS bigint
       RAISE EXCEPTION 'learning run "%" is ambiguous: roles % each have one', name,
         (SELECT string_agg(r.owner::text, ', ' ORDER BY r.owner::text) FROM pgmate.learning_runs r
          WHERE r.name = learning_run_id.name)
-        USING ERRCODE = 'invalid_parameter_value', HINT = 'SET ROLE to the owner of the run you mean.';
+        USING ERRCODE = 'invalid_parameter_value', HINT = 'Ask as the owner of the run you mean.';
     END IF;
     RETURN found;
   END

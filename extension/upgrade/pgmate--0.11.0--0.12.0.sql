@@ -23,7 +23,7 @@ CREATE FUNCTION pgmate.weights_config(weights bytea) RETURNS jsonb
     END IF;
     RETURN (convert_from(substring(weights FROM 9 FOR header_length::int), 'UTF8')::jsonb
             -> '__metadata__' ->> 'pgmate_config')::jsonb;
-  EXCEPTION WHEN data_exception THEN
+  EXCEPTION WHEN data_exception OR program_limit_exceeded THEN
     RETURN NULL;  -- not UTF-8, not JSON
   END
   $$;

@@ -60,6 +60,27 @@ q "UPDATE pgmate.learning_runs SET owner = 'cron_mallory',
    WHERE name = 'stranger'" >/dev/null
 stranger_job=$(q "SELECT cron.schedule('stranger', '* * * * *', \$\$CALL pgmate.learn('stranger', 1)\$\$)")
 
+# The superuser's own run, begun before its job: a learner with a schema of its own shadows
+# quote_ident(name) and =(regrole, regrole) and rewrites the run's holdout to make itself
+# superuser when the job runs it. The owner checks resolve no name through her path: her
+# UPDATE finds no row, and the job runs the run as it was.
+q "CALL pgmate.learn('by cron', 0, '$options')" >/dev/null 2>&1
+q "ALTER ROLE cron_mallory LOGIN; GRANT USAGE ON SCHEMA pgmate TO cron_mallory;
+   GRANT SELECT, UPDATE ON pgmate.learning_runs TO cron_mallory" >/dev/null
+hijack=$(PGOPTIONS="-c search_path=cron_mallory,pg_catalog,public" psql -X -q -A -t -d "$DB" -U cron_mallory 2>&1 <<'SQL'
+CREATE FUNCTION cron_mallory.quote_ident(name) RETURNS text LANGUAGE sql IMMUTABLE AS $$ SELECT 'postgres'::text $$;
+CREATE FUNCTION cron_mallory.always(regrole, regrole) RETURNS boolean LANGUAGE sql IMMUTABLE AS $$ SELECT true $$;
+CREATE OPERATOR cron_mallory.= (LEFTARG = regrole, RIGHTARG = regrole, FUNCTION = cron_mallory.always);
+SELECT pgmate.acting_role();
+WITH u AS (UPDATE pgmate.learning_runs SET settings = settings OPERATOR(pg_catalog.||) jsonb_build_object('holdout',
+             'SELECT * FROM pgmate.game_targets WHERE cron_mallory.pwn() LIMIT 8')
+           WHERE name OPERATOR(pg_catalog.=) 'by cron' RETURNING 1)
+SELECT 'updated ' || count(*) FROM u;
+SQL
+)
+check "cron: the shadowing learner is herself to pgmate, and rewrites no run of the superuser's" \
+  "$(printf '%s' "$hijack" | tr '\n' ' ')" "cron_mallory updated 0 "
+
 # Every minute, one iteration (pg_cron's finest schedule in this version).
 learn_job=$(q "SELECT cron.schedule('learn', '* * * * *', \$\$CALL pgmate.learn('by cron', 1, '$options')\$\$)")
 iterations=0
@@ -78,6 +99,8 @@ q "SELECT cron.unschedule('stranger')" >/dev/null
 check "cron: a job naming another role's run is refused" \
   "$(q "SELECT bool_and(d.status = 'failed' AND d.return_message LIKE '%belongs to role cron_mallory%')
         FROM cron.job_run_details d WHERE d.jobid = $stranger_job")" t
+check "cron: no holdout was planted in the superuser's run" \
+  "$(q "SELECT settings ? 'holdout' FROM pgmate.learning_runs WHERE name = 'by cron'")" f
 check "cron: the other role's stored query never ran" \
   "$(q "SELECT rolsuper FROM pg_roles WHERE rolname = 'cron_mallory'")" f
 check "cron: an iteration stored by the job" "$([ "$iterations" -ge 1 ] && echo yes)" yes
