@@ -92,6 +92,11 @@ CALL pgmate.analyse(NULL, '"uci:/usr/games/stockfish"');
 \set VERBOSITY default
 CREATE ROLE analysis_user;
 GRANT USAGE ON SCHEMA pgmate TO analysis_user;
+-- not PUBLIC's: a role needs the grant, and a UCI engine also pg_execute_server_program
+SET ROLE analysis_user;
+CALL pgmate.analyse('SELECT 1::bigint', '"uci:/usr/games/stockfish"');
+RESET ROLE;
+GRANT EXECUTE ON PROCEDURE pgmate.analyse(text, jsonb, jsonb) TO analysis_user;
 SET ROLE analysis_user;
 CALL pgmate.analyse('SELECT 1::bigint', '"uci:/usr/games/stockfish"');
 RESET ROLE;

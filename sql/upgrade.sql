@@ -31,7 +31,8 @@ CREATE TEMP TABLE fresh_checks AS
 -- query of every view
 CREATE TEMP TABLE fresh_sources AS
   SELECT pg_describe_object(d.classid, d.objid, 0) AS object,
-         md5(CASE WHEN d.classid = 'pg_proc'::regclass THEN (SELECT p.prosrc FROM pg_proc p WHERE p.oid = d.objid)
+         md5(CASE WHEN d.classid = 'pg_proc'::regclass
+                  THEN (SELECT p.prosrc || coalesce(p.proconfig::text, '') FROM pg_proc p WHERE p.oid = d.objid)
                   ELSE pg_get_viewdef(d.objid) END) AS source
   FROM pg_depend d
   WHERE d.refclassid = 'pg_extension'::regclass AND d.deptype = 'e'
@@ -154,7 +155,8 @@ SELECT tgname, pg_get_triggerdef(t.oid) = f.definition AS as_fresh
   ORDER BY tgname;
 SELECT 'fresh' AS install, * FROM (TABLE fresh_sources EXCEPT
   SELECT pg_describe_object(d.classid, d.objid, 0),
-         md5(CASE WHEN d.classid = 'pg_proc'::regclass THEN (SELECT p.prosrc FROM pg_proc p WHERE p.oid = d.objid)
+         md5(CASE WHEN d.classid = 'pg_proc'::regclass
+                  THEN (SELECT p.prosrc || coalesce(p.proconfig::text, '') FROM pg_proc p WHERE p.oid = d.objid)
                   ELSE pg_get_viewdef(d.objid) END)
   FROM pg_depend d
   WHERE d.refclassid = 'pg_extension'::regclass AND d.deptype = 'e'

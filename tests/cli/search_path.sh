@@ -289,5 +289,6 @@ else
   echo "search path: plpgsql_check skipped (apt-get install postgresql-15-plpgsql-check)"
 fi
 
+q "DROP OWNED BY sp_hostile, sp_alice; DROP ROLE sp_hostile; DROP ROLE sp_alice" >/dev/null 2>&1
 echo "search path: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
