@@ -79,7 +79,7 @@ SELECT 'updated ' || count(*) FROM u;
 SQL
 )
 check "cron: the shadowing learner is herself to pgmate, and rewrites no run of the superuser's" \
-  "$(printf '%s' "$hijack" | tr '\n' ' ')" "cron_mallory updated 0 "
+  "$(printf '%s' "$hijack" | tr '\n' ' ')" "cron_mallory updated 0"
 
 # Every minute, one iteration (pg_cron's finest schedule in this version).
 learn_job=$(q "SELECT cron.schedule('learn', '* * * * *', \$\$CALL pgmate.learn('by cron', 1, '$options')\$\$)")
