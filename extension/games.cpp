@@ -133,11 +133,10 @@ PGMATE_FUNCTION(pgn_games) {
   // tuplestore keeps a copy): memory stays flat however many games the text holds.
   MemoryContext game_memory = pg::pg_call(
       [] { return AllocSetContextCreate(CurrentMemoryContext, "pgmate pgn_games game", ALLOCSET_DEFAULT_SIZES); });
-  const MemoryContext call_memory = CurrentMemoryContext;
   auto emit_ready_games = [&] {
     while (reader.next(game)) {
       pg::check_for_interrupts();
-      MemoryContextSwitchTo(game_memory);
+      const MemoryContext call_memory = MemoryContextSwitchTo(game_memory);
       const std::string json = chess::tags_json(game.tags);
       std::vector<Datum> moves;
       moves.reserve(game.moves.size());

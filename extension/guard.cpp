@@ -26,10 +26,11 @@ void copy_message(char* out, size_t size, const char* text) {
 
 // As a function's SET clause does: a GUC nest level of its own, undone at its end (or by
 // the transaction's abort on an error).
-void pin_search_path_begin(int* nest_level) {
-  *nest_level = NewGUCNestLevel();
+int pin_search_path_begin() {
+  const int nest_level = NewGUCNestLevel();
   (void)set_config_option("search_path", "pg_catalog, pg_temp", PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE, true, 0,
                           false);
+  return nest_level;
 }
 
 void pin_search_path_end(int nest_level) { AtEOXact_GUC(true, nest_level); }

@@ -80,13 +80,12 @@ auto pg_call(F&& f) -> decltype(f()) {
 // quote_ident(name), an =(regrole, regrole)). pgmate's own objects are named by schema in
 // them. Queries the caller gives (a games query, training data) run outside it, under the
 // caller's path, as the queries it types do. f must not commit: a commit ends the setting.
-void pin_search_path_begin(int* nest_level);
+int pin_search_path_begin();
 void pin_search_path_end(int nest_level);
 template <class F>
 auto pinned_sql(F&& f) -> decltype(f()) {
   return pg_call([&] {
-    int nest_level = 0;
-    pin_search_path_begin(&nest_level);
+    const int nest_level = pin_search_path_begin();
     if constexpr (std::is_void_v<decltype(f())>) {
       PG_TRY();
       { f(); }

@@ -536,7 +536,7 @@ CREATE PROCEDURE pgmate.learning_match(name text, candidate jsonb, opponent json
   BEGIN
     -- A procedure that commits (pgmate.arena does) cannot carry a SET clause: the search
     -- path is pinned for each of its transactions instead (see pgmate.learn).
-    PERFORM pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
+    PERFORM pgmate.pin_search_path();
     -- Only the caller's own match of that name counts (pgmate.arena plays and resumes the
     -- caller's own matches too).
     IF NOT EXISTS (SELECT 1 FROM pgmate.matches m WHERE m.name = learning_match.name AND m.status <> 'running'
@@ -544,7 +544,7 @@ CREATE PROCEDURE pgmate.learning_match(name text, candidate jsonb, opponent json
       CALL pgmate.arena(candidate, opponent, games,
                         jsonb_build_object('name', name, 'seed', seed, 'openings', openings, 'max_plies', max_plies,
                                            'parallel', least(parallel, games)) || coalesce(extra, '{}'));
-      PERFORM pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
+      PERFORM pgmate.pin_search_path();
     END IF;
     SELECT m.id INTO STRICT own_match FROM pgmate.matches m
     WHERE m.name = learning_match.name AND m.owner = pgmate.acting_role();
@@ -618,7 +618,7 @@ CREATE PROCEDURE pgmate.learn(run text, iterations int, options jsonb DEFAULT '{
     -- could put a function or operator of its own before the built-ins. A procedure that
     -- commits cannot carry SET search_path, so the path is pinned for each transaction:
     -- here, after each COMMIT and after each CALL (which may commit).
-    PERFORM pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
+    PERFORM pgmate.pin_search_path();
     stop_after := options->>'stop_after';
     IF run IS NULL OR iterations IS NULL OR iterations < 0 THEN
       RAISE EXCEPTION 'learn: run must be a name and iterations a number >= 0'
@@ -681,7 +681,7 @@ CREATE PROCEDURE pgmate.learn(run text, iterations int, options jsonb DEFAULT '{
         USING ERRCODE = 'lock_not_available';
     END IF;
     COMMIT;
-    PERFORM pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
+    PERFORM pgmate.pin_search_path();
 
     FOR round_no IN 1 .. iterations LOOP
       SELECT * INTO r FROM pgmate.learning_runs WHERE id = r.id;
@@ -715,7 +715,7 @@ CREATE PROCEDURE pgmate.learn(run text, iterations int, options jsonb DEFAULT '{
         CALL pgmate.selfplay(missing.games, (s->>'simulations')::int,
                              CASE WHEN missing.by_best THEN r.best_network ELSE r.current_network END,
                              (s->>'parallel')::int, selfplay_options || jsonb_build_object('first_game', missing.first));
-        PERFORM pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
+        PERFORM pgmate.pin_search_path();
       END LOOP;
       selfplay_seconds := extract(epoch FROM clock_timestamp() - t0);
       IF stop_after = 'selfplay' THEN
@@ -782,7 +782,7 @@ CREATE PROCEDURE pgmate.learn(run text, iterations int, options jsonb DEFAULT '{
         -- variables, so nothing of pgmate's is resolved there).
         PERFORM pg_catalog.set_config('search_path', caller_path, true);
         CALL pgmate.train(r.current_network, data_query, steps, train_options, candidate);
-        PERFORM pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
+        PERFORM pgmate.pin_search_path();
         SELECT tr.id INTO training_run FROM pgmate.training_runs tr
         WHERE tr.new_network = candidate AND tr.owner = r.owner;
       END IF;
@@ -814,7 +814,7 @@ CREATE PROCEDURE pgmate.learn(run text, iterations int, options jsonb DEFAULT '{
                                    net_player || jsonb_build_object('network', r.best_network),
                                    (s->>'arena_games')::int, (s->>'seed')::bigint + k, (s->>'max_plies')::int,
                                    (s->>'parallel')::int, s->>'openings', promotion_sprt, m);
-        PERFORM pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
+        PERFORM pgmate.pin_search_path();
         arena := jsonb_build_object('best', m);
         IF (s->>'veto_games')::int > 0 THEN
           -- an older best, drawn by the seed, and the start network (when not the best itself)
@@ -827,7 +827,7 @@ CREATE PROCEDURE pgmate.learn(run text, iterations int, options jsonb DEFAULT '{
                                        net_player || jsonb_build_object('network', older),
                                        (s->>'veto_games')::int, (s->>'seed')::bigint + k, (s->>'max_plies')::int,
                                        (s->>'parallel')::int, s->>'openings', NULL, m);
-            PERFORM pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
+            PERFORM pgmate.pin_search_path();
             arena := arena || jsonb_build_object('older', m);
             vetoes := vetoes || m;
           END IF;
@@ -836,7 +836,7 @@ CREATE PROCEDURE pgmate.learn(run text, iterations int, options jsonb DEFAULT '{
                                        net_player || jsonb_build_object('network', r.start_network),
                                        (s->>'veto_games')::int, (s->>'seed')::bigint + k, (s->>'max_plies')::int,
                                        (s->>'parallel')::int, s->>'openings', NULL, m);
-            PERFORM pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
+            PERFORM pgmate.pin_search_path();
             arena := arena || jsonb_build_object('start', m);
             vetoes := vetoes || m;
           END IF;
@@ -847,12 +847,12 @@ CREATE PROCEDURE pgmate.learn(run text, iterations int, options jsonb DEFAULT '{
           CALL pgmate.learning_match(label || ':random', net_player || jsonb_build_object('network', candidate),
                                      '"random"', (s->>'sanity_games')::int, (s->>'seed')::bigint + k,
                                      (s->>'max_plies')::int, (s->>'parallel')::int, s->>'openings', NULL, m);
-          PERFORM pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
+          PERFORM pgmate.pin_search_path();
           arena := arena || jsonb_build_object('random', m);
           CALL pgmate.learning_match(label || ':mcts', net_player || jsonb_build_object('network', candidate),
                                      jsonb_build_object('type', 'mcts', 'simulations', (s->>'arena_simulations')::int), (s->>'sanity_games')::int,
                                      (s->>'seed')::bigint + k, (s->>'max_plies')::int, (s->>'parallel')::int, s->>'openings', NULL, m);
-          PERFORM pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
+          PERFORM pgmate.pin_search_path();
           arena := arena || jsonb_build_object('mcts', m);
         END IF;
         decision := pgmate.learning_gate(arena->'best', vetoes, s);
@@ -891,7 +891,7 @@ CREATE PROCEDURE pgmate.learn(run text, iterations int, options jsonb DEFAULT '{
         -- pretrain_data again, under the owner's search path (see the training step)
         PERFORM pg_catalog.set_config('search_path', caller_path, true);
         SELECT pg_catalog.count(*) INTO pretrain_count FROM pgmate.learning_data(r.id, k) d WHERE d.played IS NOT NULL;
-        PERFORM pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
+        PERFORM pgmate.pin_search_path();
       END IF;
       excluded := 0;
       IF decision = 'vetoed' THEN
@@ -937,7 +937,7 @@ CREATE PROCEDURE pgmate.learn(run text, iterations int, options jsonb DEFAULT '{
               selfplay_seconds, training_seconds, arena_seconds);
       RAISE NOTICE 'learn: run "%" iteration % %: %', run, k, decision, reason;
       COMMIT;
-      PERFORM pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
+      PERFORM pgmate.pin_search_path();
       candidate := NULL;
       training_run := NULL;
     END LOOP;
