@@ -7,7 +7,9 @@
 
 # ---------------------------------------------------------------- the extension (PGXS)
 EXTENSION   = pgmate
-EXT_VERSION = 0.13.0
+EXT_VERSION = 0.14.0
+# The newest upgrade is generated (below); older ones are kept as they were released.
+UPGRADE_FROM = 0.13.0
 MODULE_big  = pgmate
 OBJS        = $(patsubst %.cpp,%.o,$(sort $(wildcard extension/*.cpp)) $(sort $(wildcard core/chess/*.cpp)) \
               $(sort $(wildcard core/checkers/*.cpp)) $(sort $(wildcard core/common/*.cpp)) $(sort $(wildcard core/gamedb/*.cpp)) \
@@ -16,7 +18,7 @@ OBJS        = $(patsubst %.cpp,%.o,$(sort $(wildcard extension/*.cpp)) $(sort $(
               $(sort $(wildcard gpu_worker/protocol/*.cpp)) gpu_worker/client/worker_client.cpp \
               gpu_worker/client/worker_evaluator.cpp gpu_worker/client/training_run.cpp \
               gpu_worker/nn/train_options.cpp)
-DATA_built  = pgmate--$(EXT_VERSION).sql pgmate--0.12.0--0.13.0.sql
+DATA_built  = pgmate--$(EXT_VERSION).sql pgmate--$(UPGRADE_FROM)--$(EXT_VERSION).sql
 # Earlier versions' scripts: upgrades (ALTER EXTENSION pgmate UPDATE) and their test; the
 # networks pgmate ships (pgmate.install_network).
 DATA        = $(sort $(wildcard extension/upgrade/*.sql)) $(sort $(wildcard networks/pgmate_*.safetensors))
@@ -53,9 +55,10 @@ endif
 pgmate--$(EXT_VERSION).sql: $(sort $(wildcard extension/sql/*.sql))
 	cat $^ > $@
 
-# An upgrade that replaces routines takes them from the install script's sections
-# (scripts/upgrade-script.py): its hand-written part names only what else changed.
-pgmate--0.12.0--0.13.0.sql: extension/upgrade/pgmate--0.12.0--0.13.0.sql.in $(sort $(wildcard extension/sql/*.sql)) scripts/upgrade-script.py
+# The newest upgrade takes every routine from the install script's sections
+# (scripts/upgrade-script.py): its hand-written part names only what else changed. When a
+# version is released, its generated script is kept in extension/upgrade/ as it was.
+pgmate--$(UPGRADE_FROM)--$(EXT_VERSION).sql: extension/upgrade/pgmate--$(UPGRADE_FROM)--$(EXT_VERSION).sql.in $(sort $(wildcard extension/sql/*.sql)) scripts/upgrade-script.py
 	python3 scripts/upgrade-script.py $< $(sort $(wildcard extension/sql/*.sql)) > $@
 
 # pgmate-worker (built by CMake) goes beside postgres, where the supervisor looks for it.

@@ -2,6 +2,7 @@
 // classes) as functions for the views, and CALL pgmate.analyse, which evaluates every
 // position of a set of games with UCI engines run by this backend.
 #include <chrono>
+#include <cstring>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -22,7 +23,17 @@
 #include "worker_link.h"
 
 extern "C" {
+#include "access/genam.h"
+#include "access/table.h"
 #include "access/xact.h"
+#include "catalog/indexing.h"
+#include "catalog/pg_extension.h"
+#include "commands/extension.h"
+#include "storage/proc.h"
+#include "utils/builtins.h"
+#include "utils/fmgroids.h"
+#include "utils/jsonb.h"
+#include "utils/varlena.h"
 #include "catalog/pg_authid_d.h"
 #include "executor/spi.h"
 #include "utils/acl.h"
@@ -33,6 +44,123 @@ using namespace pgmate;
 // without_clocks(board) -> board: the position with halfmove 0 and fullmove 1.
 PGMATE_FUNCTION(board_without_clocks) {
   return pg::board_to_datum(analysis::without_clocks(pg::board_arg(fcinfo, 0)));
+}
+
+namespace {
+
+// Why the evaluation given as (position board, score_cp int, mate int, best_move move,
+// pv move[], lines jsonb) cannot be stored; "" when it can.
+std::string eval_row_problem_of(FunctionCallInfo fcinfo) {
+  const chess::Board position = pg::board_arg(fcinfo, 0);
+  std::optional<analysis::Score> score;
+  if (!PG_ARGISNULL(2)) score = analysis::Score{true, PG_GETARG_INT32(2)};
+  else if (!PG_ARGISNULL(1)) score = analysis::Score{false, PG_GETARG_INT32(1)};
+  const chess::Move best = PG_ARGISNULL(3) ? chess::Move() : pg::move_arg(fcinfo, 3);
+  std::vector<chess::Move> pv;
+  if (!PG_ARGISNULL(4)) {
+    const pg::MoveValues v = pg::move_values_arg(fcinfo, 4);
+    if (v.first_null >= 0) return "pv has a NULL move at " + std::to_string(v.first_null + 1);
+    if (v.dimensions > 1) return "pv has more than one dimension";
+    for (std::uint16_t bits : v.present) pv.push_back(chess::Move(bits));
+  }
+  std::optional<std::string> lines;
+  if (!PG_ARGISNULL(5))
+    lines = pg::pg_call([&] { return std::string(DatumGetCString(DirectFunctionCall1(jsonb_out, PG_GETARG_DATUM(5)))); });
+  return analysis::stored_eval_problem(position, score, best, pv, lines);
+}
+
+}  // namespace
+
+// pgmate.eval_row_problem(position board, score_cp int, mate int, best_move move, pv move[],
+// lines jsonb) -> text: why pgmate.position_evals cannot take a row, NULL when it can.
+PGMATE_FUNCTION(eval_row_problem) {
+  if (PG_ARGISNULL(0)) PG_RETURN_NULL();
+  const std::string problem = eval_row_problem_of(fcinfo);
+  if (problem.empty()) PG_RETURN_NULL();
+  return pg::text_datum(problem);
+}
+
+// pgmate.eval_row_believable(the same arguments) -> bool: true, or 22023 naming the
+// position and the reason (pgmate.position_evals' check constraint: one check per row, with
+// the reason in its message).
+PGMATE_FUNCTION(eval_row_believable) {
+  if (PG_ARGISNULL(0)) PG_RETURN_NULL();
+  const std::string problem = eval_row_problem_of(fcinfo);
+  if (problem.empty()) PG_RETURN_BOOL(true);
+  throw pg::SqlError(ERRCODE_INVALID_PARAMETER_VALUE,
+                     "evaluation of " + chess::to_fen(pg::board_arg(fcinfo, 0)) + " refused: " + problem);
+}
+
+namespace pgmate::pg {
+char* eval_writers_setting = nullptr;
+}
+
+namespace {
+
+// The extension's owner, looked up once: the role that installed pgmate, whose evaluations
+// every session reads.
+Oid extension_owner() {
+  static Oid owner = InvalidOid;
+  if (OidIsValid(owner)) return owner;
+  pg::pg_call([&] {
+    const Oid ext = get_extension_oid("pgmate", false);
+    Relation rel = table_open(ExtensionRelationId, AccessShareLock);
+    ScanKeyData key;
+    ScanKeyInit(&key, Anum_pg_extension_oid, BTEqualStrategyNumber, F_OIDEQ, ObjectIdGetDatum(ext));
+    SysScanDesc scan = systable_beginscan(rel, ExtensionOidIndexId, true, nullptr, 1, &key);
+    if (HeapTuple tuple = systable_getnext(scan); HeapTupleIsValid(tuple))
+      owner = reinterpret_cast<Form_pg_extension>(GETSTRUCT(tuple))->extowner;
+    systable_endscan(scan);
+    table_close(rel, AccessShareLock);
+  });
+  return owner;
+}
+
+// pgmate.eval_writers as role oids (InvalidOid for '*': any role), resolved again in each
+// transaction (a role may be made or dropped between them) and when the setting changes.
+const std::vector<Oid>& eval_writers() {
+  static std::vector<Oid> oids;
+  static std::string setting;
+  static LocalTransactionId resolved_in = InvalidLocalTransactionId;
+  const char* now = pg::eval_writers_setting ? pg::eval_writers_setting : "";
+  if (resolved_in == MyProc->lxid && setting == now) return oids;
+  pg::pg_call([&] {
+    std::vector<Oid> fresh;
+    char* copy = pstrdup(now);
+    List* names = nullptr;
+    if (SplitIdentifierString(copy, ',', &names)) {
+      ListCell* cell;
+      foreach (cell, names) {
+        const char* name = static_cast<const char*>(lfirst(cell));
+        if (std::strcmp(name, "*") == 0) fresh.push_back(InvalidOid);
+        else if (const Oid role = get_role_oid(name, true); OidIsValid(role)) fresh.push_back(role);
+      }
+    }
+    list_free(names);
+    pfree(copy);
+    oids = std::move(fresh);
+  });
+  setting = now;
+  resolved_in = MyProc->lxid;
+  return oids;
+}
+
+}  // namespace
+
+// pgmate.eval_writer_rank(writer regrole) -> int: whether this session reads a row of
+// pgmate.position_evals its writer stored, and in which preference: 0 its own (the current
+// role's), then pgmate.eval_writers in order, then the extension's owner; NULL for a writer
+// it does not read.
+PGMATE_FUNCTION(eval_writer_rank) {
+  const Oid writer = PG_GETARG_OID(0);
+  if (writer == GetUserId()) PG_RETURN_INT32(0);
+  const std::vector<Oid>& listed = eval_writers();
+  for (std::size_t i = 0; i < listed.size(); ++i)
+    if (listed[i] == writer) PG_RETURN_INT32(int(i) + 1);
+  if (writer == extension_owner()) PG_RETURN_INT32(1000);
+  for (std::size_t i = 0; i < listed.size(); ++i)
+    if (!OidIsValid(listed[i]) && OidIsValid(writer)) PG_RETURN_INT32(1001 + int(i));
+  PG_RETURN_NULL();
 }
 
 // pgmate.win_percent(cp int) -> float8: lichess's winning chances, 0 to 100.

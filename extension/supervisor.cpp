@@ -26,6 +26,7 @@ extern "C" {
 #include "storage/shmem.h"
 #include "utils/guc.h"
 #include "utils/timestamp.h"
+#include "utils/varlena.h"
 #include "utils/wait_event.h"
 
 PGDLLEXPORT void _PG_init(void);
@@ -162,6 +163,18 @@ void pgmate_supervisor_main(Datum) {
   proc_exit(0);
 }
 
+// pgmate.eval_writers must be a list of names (roles that need not exist yet, as in
+// search_path).
+static bool check_eval_writers(char** value, void**, GucSource) {
+  char* copy = pstrdup(*value);
+  List* names = nullptr;
+  const bool ok = SplitIdentifierString(copy, ',', &names);
+  list_free(names);
+  pfree(copy);
+  if (!ok) GUC_check_errdetail("pgmate.eval_writers must be role names separated by commas.");
+  return ok;
+}
+
 void _PG_init(void) {
   DefineCustomStringVariable("pgmate.worker_socket", "Unix socket of pgmate-worker ('' = pgmate_worker.sock in the data directory).",
                              nullptr, &pgmate::pg::worker_socket_setting, "", PGC_SIGHUP, 0, nullptr, nullptr, nullptr);
@@ -207,6 +220,11 @@ void _PG_init(void) {
   DefineCustomIntVariable("pgmate.train_max_rows",
                           "The most rows, training and held-out together, one training holds in memory.", nullptr,
                           &pgmate::pg::train_max_rows, 10000000, 1, INT_MAX, PGC_SUSET, 0, nullptr, nullptr, nullptr);
+  DefineCustomStringVariable("pgmate.eval_writers",
+                             "Roles whose rows of pgmate.position_evals this session reads, besides its own and "
+                             "the extension owner's, in order of preference (* for every role).",
+                             nullptr, &pgmate::pg::eval_writers_setting, "", PGC_USERSET, GUC_LIST_INPUT,
+                             check_eval_writers, nullptr, nullptr);
   DefineCustomBoolVariable("pgmate.position_index_deferred_merges",
                            "Inserts into pgmate.games leave their position index runs unmerged until "
                            "pgmate.position_index_merge() (for bulk imports).",

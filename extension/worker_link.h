@@ -20,6 +20,7 @@ extern int worker_network_memory_mb;  // pgmate.worker_network_memory: the worke
 extern int worker_perft_max_depth;    // pgmate.worker_perft_max_depth
 extern int worker_checkers_perft_max_depth;  // pgmate.worker_checkers_perft_max_depth
 extern int selfplay_tree_memory_mb;   // pgmate.selfplay_tree_memory
+extern char* eval_writers_setting;    // pgmate.eval_writers (analysis.cpp)
 
 std::string worker_socket_path();
 

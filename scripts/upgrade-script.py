@@ -4,7 +4,9 @@
 An upgrade that changes routines replaces them all: the line `-- @ROUTINES@` of the
 hand-written part (extension/upgrade/pgmate--A--B.sql.in) becomes every CREATE FUNCTION and
 CREATE PROCEDURE of the install script's sections, as CREATE OR REPLACE, in their order. So
-no routine body is written twice, and none can be forgotten.
+no routine body is written twice, and none can be forgotten. Their comments follow them.
+A line `-- @VIEW schema.name@` becomes that view's CREATE VIEW (as CREATE OR REPLACE, so
+columns may only be added at the end) and its comment.
 
 Usage: upgrade-script.py PART.sql.in SECTION.sql... > pgmate--A--B.sql
 """
@@ -59,18 +61,29 @@ def statements(text):
 
 def main():
     part, sections = sys.argv[1], sys.argv[2:]
-    routines = []
+    routines, comments, views = [], [], {}
     for path in sections:
         with open(path) as f:
             for s in statements(f.read()):
-                m = re.match(r'CREATE (FUNCTION|PROCEDURE)\b', s)
-                if m:
+                if re.match(r'CREATE (FUNCTION|PROCEDURE)\b', s):
                     routines.append('CREATE OR REPLACE ' + s[len('CREATE '):] + ';')
+                elif re.match(r'COMMENT ON (FUNCTION|PROCEDURE)\b', s):
+                    comments.append(s + ';')
+                elif m := re.match(r'CREATE VIEW (\S+)', s):
+                    views[m.group(1)] = ['CREATE OR REPLACE ' + s[len('CREATE '):] + ';']
+                elif (m := re.match(r'COMMENT ON VIEW (\S+)', s)) and m.group(1) in views:
+                    views[m.group(1)].append(s + ';')
     with open(part) as f:
         text = f.read()
     if text.count('-- @ROUTINES@\n') != 1:
         raise SystemExit(f'{part}: needs one line "-- @ROUTINES@"')
-    sys.stdout.write(text.replace('-- @ROUTINES@\n', '\n\n'.join(routines) + '\n'))
+    text = text.replace('-- @ROUTINES@\n', '\n\n'.join(routines + comments) + '\n')
+
+    def view(m):
+        if m.group(1) not in views:
+            raise SystemExit(f'{part}: no view {m.group(1)} in the install script')
+        return '\n'.join(views[m.group(1)]) + '\n'
+    sys.stdout.write(re.sub(r'^-- @VIEW (\S+)@\n', view, text, flags=re.M))
 
 
 if __name__ == '__main__':

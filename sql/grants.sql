@@ -24,6 +24,10 @@ GRANT EXECUTE ON PROCEDURE pgmate.selfplay(int, int, bigint, int, jsonb) TO pgma
 GRANT SELECT, INSERT ON pgmate.games TO pgmate_recipe_player;         -- self-play reads back each game's id
 GRANT INSERT ON pgmate.selfplay_positions TO pgmate_recipe_player;
 GRANT USAGE ON ALL SEQUENCES IN SCHEMA pgmate TO pgmate_recipe_player;
+GRANT EXECUTE ON FUNCTION pgmate.client_claim(text) TO pgmate_recipe_player;  -- pgmate selfplay claims its run's name
+-- analyse games with a network (CALL pgmate.analyse(..., '"net:ID:S"')): what player has, and
+GRANT EXECUTE ON PROCEDURE pgmate.analyse(text, jsonb, jsonb) TO pgmate_recipe_player;
+GRANT SELECT, INSERT ON pgmate.position_evals TO pgmate_recipe_player;      -- the analysis stores what it evaluates, as player's
 -- make and train networks
 GRANT USAGE ON SCHEMA pgmate TO pgmate_recipe_trainer;
 GRANT SELECT, INSERT, UPDATE ON pgmate.networks TO pgmate_recipe_trainer;
@@ -48,11 +52,13 @@ GRANT EXECUTE ON PROCEDURE pgmate.arena(jsonb, jsonb, int, jsonb) TO pgmate_reci
 GRANT SELECT, INSERT, UPDATE ON pgmate.matches TO pgmate_recipe_referee;
 GRANT SELECT, INSERT ON pgmate.games TO pgmate_recipe_referee;
 GRANT USAGE ON ALL SEQUENCES IN SCHEMA pgmate TO pgmate_recipe_referee;
+GRANT EXECUTE ON FUNCTION pgmate.client_claim(text) TO pgmate_recipe_referee;  -- pgmate arena claims its match's name
 -- add games: INSERT, pgmate.import_pgn, pgmate import
 GRANT USAGE ON SCHEMA pgmate TO pgmate_recipe_importer;
 GRANT SELECT, INSERT ON pgmate.games TO pgmate_recipe_importer;       -- pgmate import looks for copies
 GRANT USAGE ON SEQUENCE pgmate.games_id_seq TO pgmate_recipe_importer;
 GRANT SELECT ON pgmate.position_runs TO pgmate_recipe_importer;       -- pgmate import's final merge lists them
+GRANT SELECT, INSERT ON pgmate.position_evals TO pgmate_recipe_importer;  -- the PGN's [%eval] comments, as importer's
 GRANT EXECUTE ON FUNCTION pgmate.position_index_merge(boolean),
                           pgmate.position_index_merge_part(bigint[], int, int),
                           pgmate.position_index_merge_publish(bigint[], bigint[], int),
@@ -112,6 +118,11 @@ SELECT count(*) AS trained_networks, bool_and(id = :trained_new_network) AS as_r
 SET ROLE pgmate_recipe_importer;
 INSERT INTO pgmate.games (source, white, moves) VALUES ('grants recipe', 'importer', '{a2a4,h7h5,a1a3,h8h6,a3b3,h6g6}');
 SELECT pgmate.import_pgn('[White "importer"] 1. a4 h5 2. Ra3 Rh6 3. Rb3 Rg6 *') AS imported;
+-- a PGN with [%eval] comments: its evaluations are the importer's
+SELECT pgmate.import_pgn('[White "importer"] 1. a4 { [%eval 0.1] } h5 { [%eval 0.25] } *') AS imported;
+RESET ROLE;
+SELECT writer, count(*) FROM pgmate.position_evals WHERE engine = 'pgn' GROUP BY writer;
+SET ROLE pgmate_recipe_importer;
 -- and its own merge of the index, in parts, as pgmate import does
 SET pgmate.position_index_deferred_merges = on;
 INSERT INTO pgmate.games (source, white, moves) VALUES ('grants recipe', 'importer', '{a2a4,h7h5,a1a3,h8h6,a3b3,h6g6}');
@@ -159,10 +170,11 @@ SELECT p.oid::regprocedure AS routine, p.prosecdef AS definer, p.proconfig AS se
        has_function_privilege('pgmate_recipe_player', p.oid, 'EXECUTE') AS player_may
   FROM pg_proc p
   WHERE p.pronamespace = 'pgmate'::regnamespace AND p.proname LIKE 'position\_index\_%'
-  ORDER BY 1::text;
+  ORDER BY p.oid::regprocedure::text;
 
 DELETE FROM pgmate.games WHERE source = 'grants recipe' OR selfplay->>'run' = 'grants recipe'
    OR match_id IN (SELECT id FROM pgmate.matches WHERE name = 'grants recipe') OR white = 'importer';
+DELETE FROM pgmate.position_evals WHERE writer = 'pgmate_recipe_importer'::regrole;
 DELETE FROM pgmate.matches WHERE name = 'grants recipe';
 DELETE FROM pgmate.training_runs WHERE network_id = :trainer_net;
 DELETE FROM pgmate.networks WHERE parent_id = :trainer_net;

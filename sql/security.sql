@@ -27,7 +27,7 @@ SELECT p.oid::regprocedure AS routine, has_function_privilege('pgmate_stranger',
   FROM pg_proc p JOIN pg_depend d ON d.objid = p.oid AND d.classid = 'pg_proc'::regclass AND d.deptype = 'e'
   WHERE p.proname IN ('evaluate', 'network_init_weights', 'init_network', 'load_network', 'legal_moves_batch',
                       'selfplay', 'kill_worker')
-  ORDER BY 1::text;
+  ORDER BY p.oid::regprocedure::text;
 -- and these stay open: the backend's own work, and the worker's status
 SELECT has_function_privilege('pgmate_stranger', 'worker_status()', 'EXECUTE') AS status,
        has_function_privilege('pgmate_stranger', 'perft(board, int, text)', 'EXECUTE') AS perft;

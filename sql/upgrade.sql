@@ -26,7 +26,7 @@ CREATE TEMP TABLE fresh_checks AS
                     'pgmate.learning_exclusions'::regclass, 'pgmate.learning_games'::regclass,
                     'pgmate.position_runs'::regclass,
                     'pgmate.position_blocks'::regclass, 'pgmate.position_evals'::regclass)
-    AND contype IN ('c', 'f', 'u');
+    AND (contype IN ('c', 'f', 'u') OR contype = 'p' AND conrelid = 'pgmate.position_evals'::regclass);
 -- and what an upgrade script could forget to replace: the body of every routine and the
 -- query of every view
 CREATE TEMP TABLE fresh_sources AS
@@ -47,7 +47,7 @@ CREATE TEMP TABLE fresh_policies AS
   WHERE c.relnamespace = 'pgmate'::regnamespace AND c.relkind = 'r';
 CREATE TEMP TABLE fresh_triggers AS
   SELECT tgname, pg_get_triggerdef(oid) AS definition FROM pg_trigger
-  WHERE tgrelid = 'pgmate.games'::regclass AND NOT tgisinternal;
+  WHERE tgrelid IN ('pgmate.games'::regclass, 'pgmate.position_evals'::regclass) AND NOT tgisinternal;
 CREATE TEMP TABLE fresh_columns AS
   SELECT attrelid::regclass::text AS relation,
          row_number() OVER (PARTITION BY attrelid ORDER BY attnum) AS position, attname, atttypid::regtype::text AS type, attgenerated,
@@ -62,7 +62,7 @@ CREATE TEMP TABLE fresh_columns AS
                      'pgmate.learning_status'::regclass,
                      'pgmate.position_runs'::regclass, 'pgmate.position_blocks'::regclass,
                      'pgmate.position_staged_blocks'::regclass, 'pgmate.position_index_size'::regclass,
-                     'pgmate.position_evals'::regclass, 'pgmate.move_evals'::regclass,
+                     'pgmate.position_evals'::regclass, 'pgmate.visible_evals'::regclass, 'pgmate.move_evals'::regclass,
                      'pgmate.game_accuracy'::regclass, 'pgmate.eval_targets'::regclass)
     AND attnum > 0 AND NOT attisdropped;
 
@@ -84,8 +84,22 @@ FROM (SELECT convert_to('{"__metadata__":{"pgmate_config":"{\"filters\":16,\"blo
 INSERT INTO pgmate.networks (name, config, weights, notes)
 VALUES ('old bytes', '{"preset": "tiny"}', '\x00'::bytea, 'from 0.1.0');
 
+-- evaluations stored before they had a writer: an honest one and one no check refused then
+ALTER EXTENSION pgmate UPDATE TO '0.13.0';
+INSERT INTO pgmate.position_evals (key, position, engine, limits, score_cp, win, draw, loss, wdl_source, best_move, pv, lines)
+SELECT board_key(b), without_clocks(b), 'Old engine', c.limits, c.cp, 500, 0, 500, 'engine', c.best::move, c.pv::move[], c.lines::jsonb
+FROM (SELECT play('startpos', '{f2f4,e7e6}'::move[]) AS b) s,
+     (VALUES ('nodes=1', 10, 'g1f3', '{g1f3,d7d5}', NULL),
+             ('nodes=2', 20000000, 'e2e5', '{e2e5,a7a1}', '{"not": "an array"}')) c(limits, cp, best, pv, lines);
 ALTER EXTENSION pgmate UPDATE;
 SELECT extversion FROM pg_extension WHERE extname = 'pgmate';
+-- the honest one is the extension owner's, as every session read it; the forged one is
+-- kept, but no role's: no view reads it
+SELECT limits, best_move, writer = (SELECT extowner FROM pg_extension WHERE extname = 'pgmate')::regrole AS owners,
+       writer::oid = 0 AS nobodys
+  FROM pgmate.position_evals WHERE engine = 'Old engine' ORDER BY limits;
+SELECT limits FROM pgmate.visible_evals WHERE engine = 'Old engine';
+DELETE FROM pgmate.position_evals WHERE engine = 'Old engine';
 SELECT white, black, moves, status(play(start, moves)) FROM pgmate.games;
 
 CREATE TEMP TABLE upgraded_objects AS
@@ -120,7 +134,7 @@ SELECT 'fresh' AS install, * FROM (TABLE fresh_columns EXCEPT
                      'pgmate.learning_status'::regclass,
                      'pgmate.position_runs'::regclass, 'pgmate.position_blocks'::regclass,
                      'pgmate.position_staged_blocks'::regclass, 'pgmate.position_index_size'::regclass,
-                     'pgmate.position_evals'::regclass, 'pgmate.move_evals'::regclass,
+                     'pgmate.position_evals'::regclass, 'pgmate.visible_evals'::regclass, 'pgmate.move_evals'::regclass,
                      'pgmate.game_accuracy'::regclass, 'pgmate.eval_targets'::regclass)
     AND attnum > 0 AND NOT attisdropped) f
 UNION ALL
@@ -136,7 +150,7 @@ SELECT 'upgraded', * FROM (
                      'pgmate.learning_status'::regclass,
                      'pgmate.position_runs'::regclass, 'pgmate.position_blocks'::regclass,
                      'pgmate.position_staged_blocks'::regclass, 'pgmate.position_index_size'::regclass,
-                     'pgmate.position_evals'::regclass, 'pgmate.move_evals'::regclass,
+                     'pgmate.position_evals'::regclass, 'pgmate.visible_evals'::regclass, 'pgmate.move_evals'::regclass,
                      'pgmate.game_accuracy'::regclass, 'pgmate.eval_targets'::regclass)
     AND attnum > 0 AND NOT attisdropped
   EXCEPT TABLE fresh_columns) u;
@@ -147,11 +161,11 @@ SELECT conname, pg_get_constraintdef(oid) = f.definition AS as_fresh FROM pg_con
                     'pgmate.learning_exclusions'::regclass, 'pgmate.learning_games'::regclass,
                     'pgmate.position_runs'::regclass,
                     'pgmate.position_blocks'::regclass, 'pgmate.position_evals'::regclass)
-    AND contype IN ('c', 'f', 'u')
+    AND (contype IN ('c', 'f', 'u') OR contype = 'p' AND conrelid = 'pgmate.position_evals'::regclass)
   ORDER BY conname;
 SELECT tgname, pg_get_triggerdef(t.oid) = f.definition AS as_fresh
   FROM pg_trigger t FULL JOIN fresh_triggers f USING (tgname)
-  WHERE t.tgrelid = 'pgmate.games'::regclass AND NOT t.tgisinternal OR t.oid IS NULL
+  WHERE t.tgrelid IN ('pgmate.games'::regclass, 'pgmate.position_evals'::regclass) AND NOT t.tgisinternal OR t.oid IS NULL
   ORDER BY tgname;
 SELECT 'fresh' AS install, * FROM (TABLE fresh_sources EXCEPT
   SELECT pg_describe_object(d.classid, d.objid, 0),

@@ -10,6 +10,7 @@
 #include "chess/fen.h"
 #include "chess/game.h"
 #include "chess/notation.h"
+#include "common/flat_json.h"
 #include "common/json.h"
 #include "common/text.h"
 
@@ -221,6 +222,137 @@ std::string eval_json(const chess::Board& position, const PositionEval& e, bool 
   }
   out += "]}";
   return out;
+}
+
+namespace {
+
+constexpr std::size_t kMaxStoredPv = 1000;
+
+// The legal move of `b` that `m` names (board-free, as SQL stores it), null for none.
+chess::Move legal_or_null(const chess::Board& b, chess::Move m) {
+  try {
+    return chess::resolve_move(b, m);
+  } catch (const std::exception&) {
+    return chess::Move();
+  }
+}
+
+// Why a score cannot be stored for `position` ("" when it can).
+std::string stored_score_problem(const chess::Board& position, const Score& s, const char* what) {
+  if (!s.mate && std::abs(s.value) > kMaxCentipawns)
+    return std::string(what) + " " + std::to_string(s.value) + " cp is beyond +-" + std::to_string(kMaxCentipawns);
+  if (s.mate && std::abs(s.value) > kMaxMateMoves)
+    return std::string(what) + " mate " + std::to_string(s.value) + " is beyond +-" + std::to_string(kMaxMateMoves);
+  if (s.mate && s.value == 0 && chess::board_status(position) != chess::GameStatus::kCheckmate)
+    return std::string(what) + " mate 0 in a position that is not checkmate";
+  return "";
+}
+
+// Plays `pv` from `position`; the problem with it, "" when every move is legal in turn.
+std::string stored_pv_problem(chess::Board b, const std::vector<chess::Move>& pv, const std::string& what) {
+  if (pv.size() > kMaxStoredPv) return what + " has more than " + std::to_string(kMaxStoredPv) + " moves";
+  for (std::size_t i = 0; i < pv.size(); ++i) {
+    try {
+      chess::play_checked(b, chess::resolve_move(b, pv[i]));
+    } catch (const std::exception&) {
+      return what + " move " + std::to_string(i + 1) + " (" + chess::to_uci(pv[i]) + ") is not legal";
+    }
+  }
+  return "";
+}
+
+// The flat objects of a JSON array text, each as its own text; throws std::invalid_argument
+// for anything else.
+std::vector<std::string_view> flat_json_array(std::string_view text) {
+  std::size_t i = 0;
+  const auto blank = [&] { while (i < text.size() && (text[i] == ' ' || text[i] == '\n' || text[i] == '\t' || text[i] == '\r')) ++i; };
+  std::vector<std::string_view> out;
+  blank();
+  if (i == text.size() || text[i] != '[') throw std::invalid_argument("is not an array");
+  ++i;
+  blank();
+  if (i < text.size() && text[i] == ']') throw std::invalid_argument("is an empty array");
+  for (;;) {
+    blank();
+    if (i == text.size() || text[i] != '{') throw std::invalid_argument("element " + std::to_string(out.size() + 1) + " is not an object");
+    const std::size_t begin = i;
+    bool quoted = false;
+    for (++i; i < text.size() && (quoted || text[i] != '}'); ++i) {
+      if (quoted && text[i] == '\\') ++i;
+      else if (text[i] == '"') quoted = !quoted;
+    }
+    if (i == text.size()) throw std::invalid_argument("element " + std::to_string(out.size() + 1) + " is not closed");
+    out.push_back(text.substr(begin, ++i - begin));
+    blank();
+    if (i < text.size() && text[i] == ',') { ++i; continue; }
+    if (i < text.size() && text[i] == ']') break;
+    throw std::invalid_argument("has text after element " + std::to_string(out.size()));
+  }
+  ++i;
+  blank();
+  if (i != text.size()) throw std::invalid_argument("has text after the array");
+  return out;
+}
+
+}  // namespace
+
+std::string stored_eval_problem(const chess::Board& position, std::optional<Score> score, chess::Move best,
+                                const std::vector<chess::Move>& pv, const std::optional<std::string>& lines_json) {
+  if (score)
+    if (std::string p = stored_score_problem(position, *score, "score"); !p.empty()) return p;
+  if (!best.is_null() && legal_or_null(position, best).is_null())
+    return "best_move " + chess::to_uci(best) + " is not legal";
+  if (std::string p = stored_pv_problem(position, pv, "pv"); !p.empty()) return p;
+  if (!pv.empty() && (best.is_null() || chess::board_free(pv.front()) != chess::board_free(best)))
+    return "pv begins with " + chess::to_uci(pv.front()) + ", not with best_move " + (best.is_null() ? "NULL" : chess::to_uci(best));
+  if (!lines_json) return "";
+  std::vector<std::string_view> elements;
+  try {
+    elements = flat_json_array(*lines_json);
+  } catch (const std::invalid_argument& e) {
+    return std::string("lines ") + e.what();
+  }
+  std::vector<chess::Move> firsts;
+  for (std::size_t n = 0; n < elements.size(); ++n) {
+    const std::string what = "lines[" + std::to_string(n + 1) + "]";
+    try {
+      const std::vector<FlatJsonField> fields = parse_flat_json(elements[n], what);
+      const FlatJsonField *move = nullptr, *cp = nullptr, *mate = nullptr, *line_pv = nullptr;
+      for (const FlatJsonField& f : fields) {
+        const FlatJsonField** slot = f.key == "move" ? &move : f.key == "cp" ? &cp : f.key == "mate" ? &mate : f.key == "pv" ? &line_pv : nullptr;
+        if (!slot) return what + ": unknown key " + quote_input(f.key, 24);
+        *slot = &f;
+      }
+      if (!move || !move->quoted) return what + ": move must be a string";
+      const chess::Move m = legal_or_null(position, chess::parse_uci_syntax(move->value));
+      if (m.is_null()) return what + ": move " + quote_input(move->value, 16) + " is not legal";
+      for (chess::Move f : firsts)
+        if (f == m) return what + ": another line already begins with " + chess::to_uci(chess::board_free(m));
+      firsts.push_back(m);
+      if (n == 0 && (best.is_null() || chess::board_free(m) != chess::board_free(best)))
+        return what + ": begins with " + chess::to_uci(chess::board_free(m)) + ", not with best_move " + (best.is_null() ? "NULL" : chess::to_uci(best));
+      const bool has_cp = cp && cp->value != "null", has_mate = mate && mate->value != "null";
+      if (has_cp == has_mate) return what + ": one of cp and mate must be a number";
+      const Score s = has_mate ? Score{true, static_cast<int>(flat_json_int(*mate, -kMaxMateMoves, kMaxMateMoves, what))}
+                               : Score{false, static_cast<int>(flat_json_int(*cp, -kMaxCentipawns, kMaxCentipawns, what))};
+      if (std::string p = stored_score_problem(position, s, (what + ": score").c_str()); !p.empty()) return p;
+      if (line_pv && line_pv->value != "null") {
+        if (!line_pv->quoted) return what + ": pv must be a string";
+        std::vector<chess::Move> moves;
+        std::size_t pos = 0;
+        for (std::string_view w = next_word(line_pv->value, pos); !w.empty(); w = next_word(line_pv->value, pos)) {
+          if (moves.size() > kMaxStoredPv) return what + ": pv has more than " + std::to_string(kMaxStoredPv) + " moves";
+          moves.push_back(chess::parse_uci_syntax(w));
+        }
+        if (std::string p = stored_pv_problem(position, moves, what + ": pv"); !p.empty()) return p;
+        if (moves.empty() || chess::board_free(moves.front()) != chess::board_free(m))
+          return what + ": pv does not begin with its move";
+      }
+    } catch (const std::exception& e) {
+      return e.what();
+    }
+  }
+  return "";
 }
 
 void PendingEvals::add(const chess::Board& position, const PositionEval& e, bool with_lines) {

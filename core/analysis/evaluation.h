@@ -95,6 +95,16 @@ std::string to_string(const Score& s);
 // `lines` is given only for an analysis of more than one line.
 std::string eval_json(const chess::Board& position, const PositionEval& e, bool with_lines);
 
+// Why a stored evaluation cannot be believed of `position`, as pgmate.position_evals checks
+// every row it is given, whoever wrote it ("best_move e2e5 is not legal"); "" when it can.
+// The moves must be legal (the principal variation in turn, beginning with the best move),
+// the score within kMaxCentipawns or kMaxMateMoves (mate 0 only when checkmated), and
+// `lines_json` (the lines column as JSON text, nullopt for NULL) an array of eval_json's
+// line objects, their first moves distinct, the first the best move. So what the views and
+// eval_targets read from a row never fails on it.
+std::string stored_eval_problem(const chess::Board& position, std::optional<Score> score, chess::Move best,
+                                const std::vector<chess::Move>& pv, const std::optional<std::string>& lines_json);
+
 // Evaluations waiting to be stored, as one pgmate.save_position_evals array: an analysis
 // saves them every second or every 256 rows, whichever comes first, so that a stop loses
 // at most what is in flight.

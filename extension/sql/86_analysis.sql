@@ -9,6 +9,23 @@ CREATE FUNCTION without_clocks(board) RETURNS board
 COMMENT ON FUNCTION without_clocks(board) IS
   'the position with its clocks cleared (halfmove 0, fullmove 1): what evaluations are keyed by';
 
+-- What a row of pgmate.position_evals must hold true of its position, whoever writes it
+-- (core/analysis/evaluation.h, stored_eval_problem), and whose rows a session reads.
+CREATE FUNCTION pgmate.eval_row_problem(pos board, score_cp int, mate int, best_move move, pv move[], lines jsonb)
+  RETURNS text
+  AS 'MODULE_PATHNAME', 'eval_row_problem' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION pgmate.eval_row_problem(board, int, int, move, move[], jsonb) IS
+  'why an evaluation cannot be stored for its position (an illegal best move, a pv or MultiPV line that is not legal in turn, a score out of range, lines not as pgmate writes them); NULL when it can';
+CREATE FUNCTION pgmate.eval_row_believable(pos board, score_cp int, mate int, best_move move, pv move[], lines jsonb)
+  RETURNS bool
+  AS 'MODULE_PATHNAME', 'eval_row_believable' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION pgmate.eval_row_believable(board, int, int, move, move[], jsonb) IS
+  'true when an evaluation can be stored for its position, else 22023 with pgmate.eval_row_problem''s reason: pgmate.position_evals'' check';
+CREATE FUNCTION pgmate.eval_writer_rank(writer regrole) RETURNS int
+  AS 'MODULE_PATHNAME', 'eval_writer_rank' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION pgmate.eval_writer_rank(regrole) IS
+  'whether this session reads the evaluations a role stored, by preference: 0 its own, then the roles of pgmate.eval_writers in order (* for every role), then the extension owner''s (1000); NULL for a role it does not read';
+
 CREATE TABLE pgmate.position_evals (
   key         bigint NOT NULL,                 -- board_key(position)
   position    board NOT NULL,                  -- clocks cleared (without_clocks)
@@ -26,14 +43,54 @@ CREATE TABLE pgmate.position_evals (
   nodes       bigint,
   lines       jsonb,                           -- MultiPV: [{"move", "cp", "mate", "pv"}, ...], best first
   analysed_at timestamptz NOT NULL DEFAULT now(),
-  PRIMARY KEY (key, position, engine, limits),
+  writer      regrole NOT NULL,                -- the role that stored it (the trigger below); 0: not believed
+  PRIMARY KEY (key, position, engine, limits, writer),
   CONSTRAINT position_evals_one_score CHECK ((score_cp IS NULL) <> (mate IS NULL)),
   CONSTRAINT position_evals_wdl CHECK (win >= 0 AND draw >= 0 AND loss >= 0 AND win + draw + loss = 1000),
-  CONSTRAINT position_evals_keyed CHECK (key = board_key(position) AND position = without_clocks(position))
+  CONSTRAINT position_evals_keyed CHECK (key = board_key(position) AND position = without_clocks(position)),
+  CONSTRAINT position_evals_believable
+    CHECK (writer::oid = 0 OR pgmate.eval_row_believable(position, score_cp, mate, best_move, pv, lines))
 );
 COMMENT ON TABLE pgmate.position_evals IS
-  'engine evaluations of positions (clocks cleared), one per position, engine and limits: pgmate analyse, CALL pgmate.analyse, PGN [%eval] comments';
+  'engine evaluations of positions (clocks cleared), one per position, engine, limits and writer: pgmate analyse, CALL pgmate.analyse, PGN [%eval] comments; read through pgmate.visible_evals';
 SELECT pg_catalog.pg_extension_config_dump('pgmate.position_evals', '');
+
+-- A row's writer is the role that stores it, whatever the INSERT says: only a role with the
+-- table owner's rights (a restore) names another. So a role that may insert evaluations
+-- (an importer of PGN with [%eval], a player analysing with a network) writes only its own.
+-- (The check constraint above then refuses a row that cannot be believed of its position,
+-- with the reason.)
+CREATE FUNCTION pgmate.position_evals_writer() RETURNS trigger
+  LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp
+  AS $$
+    BEGIN
+      -- (pgmate.acting_role() written out: this runs for every row an import stores)
+      IF NEW.writer IS NULL
+         OR NOT pg_has_role(CURRENT_USER, (SELECT c.relowner FROM pg_class c WHERE c.oid = TG_RELID), 'USAGE') THEN
+        NEW.writer := to_regrole(quote_ident(CURRENT_USER));
+      END IF;
+      RETURN NEW;
+    END
+  $$;
+COMMENT ON FUNCTION pgmate.position_evals_writer() IS
+  'pgmate.position_evals'' trigger: the writer is the storing role (the table owner may name another)';
+CREATE TRIGGER position_evals_writer BEFORE INSERT OR UPDATE ON pgmate.position_evals
+  FOR EACH ROW EXECUTE FUNCTION pgmate.position_evals_writer();
+
+-- The evaluations a session reads: of each position, engine and limits, the row of the most
+-- preferred writer it reads (pgmate.eval_writer_rank: its own, pgmate.eval_writers', the
+-- extension owner's). Another role's rows are not read unless that role is named, so no
+-- role decides an evaluation for another. The views, analyses and exports read this.
+CREATE VIEW pgmate.visible_evals AS
+  SELECT e.*
+  FROM pgmate.position_evals e
+  WHERE pgmate.eval_writer_rank(e.writer) IS NOT NULL
+    AND NOT EXISTS (SELECT 1 FROM pgmate.position_evals o
+                    WHERE o.key = e.key AND o.position = e.position AND o.engine = e.engine AND o.limits = e.limits
+                      AND o.writer <> e.writer
+                      AND pgmate.eval_writer_rank(o.writer) < pgmate.eval_writer_rank(e.writer));
+COMMENT ON VIEW pgmate.visible_evals IS
+  'the rows of pgmate.position_evals this session reads: one per position, engine and limits, its own first, then pgmate.eval_writers'' in order, then the extension owner''s';
 
 -- lichess's formulas (core/analysis/accuracy.h gives them and their source).
 -- (Names qualified, no SET clause: the views inline it.)
@@ -82,9 +139,9 @@ CREATE VIEW pgmate.move_evals AS
   FROM pgmate.games g
   CROSS JOIN LATERAL @extschema@.game_positions(g.start, g.moves) p
   CROSS JOIN LATERAL (SELECT @extschema@.play(p.board, p.move) AS board) n
-  JOIN pgmate.position_evals b
+  JOIN pgmate.visible_evals b
     ON b.key = @extschema@.board_key(p.board) AND b.position = @extschema@.without_clocks(p.board)
-  JOIN pgmate.position_evals a
+  JOIN pgmate.visible_evals a
     ON a.key = @extschema@.board_key(n.board) AND a.position = @extschema@.without_clocks(n.board)
        AND a.engine = b.engine AND a.limits = b.limits
   CROSS JOIN LATERAL (SELECT pgmate.eval_cp(b.score_cp, b.mate) AS cp_before,
@@ -147,7 +204,7 @@ COMMENT ON FUNCTION pgmate.player_accuracy(bigint[]) IS
   'per player and engine over fully analysed games (all, or those given): games, moves, mean game accuracy, ACPL and the moves of each class';
 
 -- What an analysis of these games still has to evaluate: every position not yet in
--- pgmate.position_evals for this engine and limits, once (with the clocks of its first game),
+-- pgmate.visible_evals for this engine and limits, once (with the clocks of its first game),
 -- in the order the games reach them.
 CREATE FUNCTION pgmate.analysis_positions(game_ids bigint[], engine text, limits text) RETURNS SETOF board
   LANGUAGE sql STABLE STRICT PARALLEL SAFE SET search_path = pg_catalog, pg_temp
@@ -158,7 +215,7 @@ CREATE FUNCTION pgmate.analysis_positions(game_ids bigint[], engine text, limits
       CROSS JOIN LATERAL @extschema@.game_positions(g.start, g.moves) p
       CROSS JOIN LATERAL (SELECT @extschema@.board_key(p.board) AS key, @extschema@.without_clocks(p.board) AS position) x
       WHERE g.id = ANY (game_ids)
-        AND NOT EXISTS (SELECT 1 FROM pgmate.position_evals e
+        AND NOT EXISTS (SELECT 1 FROM pgmate.visible_evals e
                         WHERE e.key = x.key AND e.position OPERATOR(@extschema@.=) x.position AND e.engine = $2 AND e.limits = $3)
       ORDER BY x.key, x.position, g.id, p.ply) q
     ORDER BY q.id, q.ply
@@ -167,8 +224,8 @@ COMMENT ON FUNCTION pgmate.analysis_positions(bigint[], text, text) IS
   'the positions of these games not yet evaluated by this engine at these limits, each once';
 
 -- Stores evaluations given as a JSON array (core/analysis/evaluation.h, eval_json, gives its
--- format); a position already stored for this engine and limits keeps its row. Returns how
--- many were new.
+-- format) as the calling role's; a position it already stored for this engine and limits
+-- keeps its row. Returns how many were new.
 CREATE FUNCTION pgmate.save_position_evals(engine text, limits text, evals jsonb) RETURNS bigint
   LANGUAGE sql VOLATILE STRICT SET search_path = pg_catalog, pg_temp
   AS $$
@@ -181,7 +238,7 @@ CREATE FUNCTION pgmate.save_position_evals(engine text, limits text, evals jsonb
       FROM jsonb_to_recordset(evals) AS r(board @extschema@.board, cp int, mate int, win smallint, draw smallint,
                                           loss smallint, wdl_source text, best @extschema@.move, pv text,
                                           depth int, nodes bigint, lines jsonb)
-      ON CONFLICT (key, position, engine, limits) DO NOTHING
+      ON CONFLICT (key, position, engine, limits, writer) DO NOTHING
       RETURNING 1)
     SELECT count(*) FROM saved
   $$;
@@ -218,7 +275,7 @@ CREATE FUNCTION pgmate.to_pgn_with_evals(game pgmate.games, engine text DEFAULT 
   AS $$
     WITH chosen AS (
       SELECT e.engine, e.limits
-      FROM pgmate.position_evals e
+      FROM pgmate.visible_evals e
       WHERE e.key = ANY (@extschema@.game_keys(game.start, game.moves))
         AND ($2 IS NULL OR e.engine = $2) AND ($3 IS NULL OR e.limits = $3)
       GROUP BY e.engine, e.limits
@@ -234,7 +291,7 @@ CREATE FUNCTION pgmate.to_pgn_with_evals(game pgmate.games, engine text DEFAULT 
                ORDER BY p.ply) AS comments
       FROM @extschema@.game_positions(game.start, game.moves) p
       LEFT JOIN chosen c ON true
-      LEFT JOIN pgmate.position_evals e
+      LEFT JOIN pgmate.visible_evals e
         ON e.key = @extschema@.board_key(p.board) AND e.position OPERATOR(@extschema@.=) @extschema@.without_clocks(p.board)
            AND e.engine = c.engine AND e.limits = c.limits
       LEFT JOIN pgmate.move_evals m

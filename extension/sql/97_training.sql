@@ -30,7 +30,7 @@ COMMENT ON VIEW pgmate.game_targets IS
   'one row per position of a finished game: the network input (board, history, repetitions), the move played, the result as wdl (side to move) and z, source, ratings and ECO to filter on';
 
 -- Engine evaluations as training targets: every position of a finished game that an engine
--- evaluated (pgmate.position_evals), with the engine's WDL as the value target and its move
+-- evaluated (pgmate.visible_evals: the rows of writers this session reads), with the engine's WDL as the value target and its move
 -- as the policy target: best_move (select it AS played), or over MultiPV lines moves and
 -- policy, a softmax of the lines' lichess win% at temperature 2 (a move 2 points of winning
 -- chances worse than the best gets 1/e of its weight). game_move is the move the game went on
@@ -42,7 +42,7 @@ CREATE VIEW pgmate.eval_targets AS
          ((e.win - e.loss) / 1000.0)::real AS z,
          e.engine, e.limits, e.score_cp, e.mate
   FROM pgmate.game_targets t
-  JOIN pgmate.position_evals e
+  JOIN pgmate.visible_evals e
     ON e.key = @extschema@.board_key(t.board) AND e.position = @extschema@.without_clocks(t.board)
   CROSS JOIN LATERAL (
     SELECT array_agg(y.move ORDER BY y.n) AS moves,

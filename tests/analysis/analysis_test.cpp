@@ -165,6 +165,55 @@ TEST(MakeEval, RefusesTwoLinesThatBeginWithTheSameMove) {
   EXPECT_EQ(make_eval(start(), lines, "d2d4").lines.size(), 2u);
 }
 
+// What pgmate.position_evals refuses of any writer: each forged field alone, and what
+// eval_json writes accepted as it is.
+TEST(StoredEval, AcceptsWhatTheAnalyserWritesAndRefusesEachForgedField) {
+  const chess::Board s = start();
+  const auto m = [&](const char* uci) { return chess::parse_uci_syntax(uci); };
+  const std::optional<Score> cp30 = Score{false, 30};
+  const std::string good = R"([{"cp": 30, "pv": "e2e4 e7e5", "mate": null, "move": "e2e4"}, {"cp": 10, "pv": "d2d4", "mate": null, "move": "d2d4"}])";
+  EXPECT_EQ(stored_eval_problem(s, cp30, m("e2e4"), {m("e2e4"), m("e7e5")}, good), "");
+  EXPECT_EQ(stored_eval_problem(s, cp30, chess::Move(), {}, std::nullopt), "");  // a PGN comment's
+  // The analyser's own JSON for a MultiPV evaluation passes as it is.
+  std::vector<PvLine> lines;
+  lines.push_back(*parse_info_line("info depth 9 multipv 1 score cp 30 pv e2e4 e7e5 g1f3", s));
+  lines.push_back(*parse_info_line("info depth 9 multipv 2 score mate 12 pv d2d4", s));
+  const std::string json = eval_json(s, make_eval(s, lines, "e2e4"), true);
+  const std::string lines_json = json.substr(json.find("\"lines\": ") + 9, json.size() - json.find("\"lines\": ") - 10);
+  EXPECT_EQ(stored_eval_problem(s, cp30, m("e2e4"), {m("e2e4"), m("e7e5"), m("g1f3")}, lines_json), "");
+
+  const auto refused = [&](const std::string& problem, const char* expected) {
+    EXPECT_NE(problem.find(expected), std::string::npos) << "got \"" << problem << "\", expected \"" << expected << "\"";
+  };
+  refused(stored_eval_problem(s, cp30, m("e2e5"), {}, std::nullopt), "best_move e2e5 is not legal");
+  refused(stored_eval_problem(s, cp30, m("e2e4"), {m("e2e4"), m("a7a1")}, std::nullopt), "pv move 2 (a7a1) is not legal");
+  refused(stored_eval_problem(s, cp30, m("e2e4"), {m("d2d4")}, std::nullopt), "pv begins with d2d4");
+  refused(stored_eval_problem(s, cp30, chess::Move(), {m("d2d4")}, std::nullopt), "not with best_move NULL");
+  refused(stored_eval_problem(s, Score{false, 2000000000}, m("e2e4"), {}, std::nullopt), "beyond");
+  refused(stored_eval_problem(s, Score{true, 0}, m("e2e4"), {}, std::nullopt), "mate 0 in a position that is not checkmate");
+  refused(stored_eval_problem(s, cp30, m("e2e4"), {}, std::string(R"({"not": "an array"})")), "lines is not an array");
+  refused(stored_eval_problem(s, cp30, m("e2e4"), {}, std::string("[]")), "lines is an empty array");
+  refused(stored_eval_problem(s, cp30, m("e2e4"), {}, std::string("[1]")), "element 1 is not an object");
+  refused(stored_eval_problem(s, cp30, m("e2e4"), {}, std::string(R"([{"move": "e2e4", "cp": 1}] x)")), "text after");
+  refused(stored_eval_problem(s, cp30, m("e2e4"), {}, std::string(R"([{"move": "e2e5", "cp": 1}])")), "lines[1]: move \"e2e5\" is not legal");
+  refused(stored_eval_problem(s, cp30, m("e2e4"), {}, std::string(R"([{"move": "d2d4", "cp": 1}])")), "not with best_move e2e4");
+  refused(stored_eval_problem(s, cp30, m("e2e4"), {}, std::string(R"([{"move": "e2e4", "cp": 1}, {"move": "e2e4", "cp": 0}])")),
+          "lines[2]: another line already begins with e2e4");
+  refused(stored_eval_problem(s, cp30, m("e2e4"), {}, std::string(R"([{"move": "e2e4", "cp": 1.5}])")), "lines[1]");
+  refused(stored_eval_problem(s, cp30, m("e2e4"), {}, std::string(R"([{"move": "e2e4", "cp": 1, "mate": 2}])")), "one of cp and mate");
+  refused(stored_eval_problem(s, cp30, m("e2e4"), {}, std::string(R"([{"move": "e2e4"}])")), "one of cp and mate");
+  refused(stored_eval_problem(s, cp30, m("e2e4"), {}, std::string(R"([{"move": "e2e4", "cp": 1, "x": 1}])")), "unknown key");
+  refused(stored_eval_problem(s, cp30, m("e2e4"), {}, std::string(R"([{"move": "e2e4", "cp": 1, "pv": "e2e4 e2e4"}])")),
+          "lines[1]: pv move 2 (e2e4) is not legal");
+  refused(stored_eval_problem(s, cp30, m("e2e4"), {}, std::string(R"([{"move": "e2e4", "cp": 1, "pv": "d2d4"}])")),
+          "pv does not begin with its move");
+  refused(stored_eval_problem(s, cp30, m("e2e4"), {}, std::string(R"([{"move": "e2e4", "mate": 0}])")), "not checkmate");
+  // Checkmated: mate 0 and no move at all.
+  const chess::Board mated = chess::parse_fen("rnb1kbnr/pppp1ppp/8/4p3/6Pq/5P2/PPPPP2P/RNBQKBNR w KQkq - 1 3");
+  EXPECT_EQ(stored_eval_problem(mated, Score{true, 0}, chess::Move(), {}, std::nullopt), "");
+  refused(stored_eval_problem(mated, Score{true, 0}, m("e2e4"), {}, std::nullopt), "best_move e2e4 is not legal");
+}
+
 TEST(WithoutClocks, KeepsThePositionDropsTheCounters) {
   const chess::Board b = chess::parse_fen("r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3");
   const chess::Board c = without_clocks(b);
