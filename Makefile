@@ -11,21 +11,18 @@ EXT_VERSION = 0.14.0
 # The newest upgrade is generated (below); older ones are kept as they were released.
 UPGRADE_FROM = 0.13.0
 MODULE_big  = pgmate
-OBJS        = $(patsubst %.cpp,%.o,$(sort $(wildcard extension/*.cpp)) $(sort $(wildcard core/chess/*.cpp)) \
-              $(sort $(wildcard core/checkers/*.cpp)) $(sort $(wildcard core/common/*.cpp)) $(sort $(wildcard core/gamedb/*.cpp)) \
-              $(sort $(wildcard core/arena/*.cpp)) $(sort $(wildcard core/analysis/*.cpp)) \
-              $(sort $(wildcard core/nn/*.cpp)) $(sort $(wildcard core/mcts/*.cpp)) \
-              $(sort $(wildcard gpu_worker/protocol/*.cpp)) gpu_worker/client/worker_client.cpp \
-              gpu_worker/client/worker_evaluator.cpp gpu_worker/client/training_run.cpp \
-              gpu_worker/nn/train_options.cpp)
+# The extension's C++ (extension/src) with the parts it links: all of core and link
+# (docs/development.md draws the tree).
+OBJS        = $(patsubst %.cpp,%.o,$(sort $(wildcard extension/src/*.cpp)) $(sort $(wildcard core/*/*.cpp)) \
+              $(sort $(wildcard link/*.cpp)))
 DATA_built  = pgmate--$(EXT_VERSION).sql pgmate--$(UPGRADE_FROM)--$(EXT_VERSION).sql
 # Earlier versions' scripts: upgrades (ALTER EXTENSION pgmate UPDATE) and their test; the
 # networks pgmate ships (pgmate.install_network).
 DATA        = $(sort $(wildcard extension/upgrade/*.sql)) $(sort $(wildcard networks/pgmate_*.safetensors))
-REGRESS     = $(patsubst sql/%.sql,%,$(sort $(wildcard sql/*.sql)))
-REGRESS_OPTS = --inputdir=. --load-extension=pgmate
+REGRESS     = $(patsubst extension/regress/sql/%.sql,%,$(sort $(wildcard extension/regress/sql/*.sql)))
+REGRESS_OPTS = --inputdir=extension/regress --load-extension=pgmate
 EXTRA_CLEAN = results regression.diffs regression.out $(OBJS:.o=.d)
-PG_CPPFLAGS = -Icore -Iextension -Igpu_worker
+PG_CPPFLAGS = -Icore -I.
 # The module's own functions are never interposed: binding them inside the library turns
 # the recursive perft calls from PLT jumps into direct, inlinable calls (checkers perft in
 # SQL went from 1.5-2.1x to 1.1x the CLI's time).

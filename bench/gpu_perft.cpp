@@ -21,8 +21,8 @@
 #include "checkers/perft.h"
 #include "chess/fen.h"
 #include "chess/movegen.h"
-#include "cuda/checkers_perft_kernel.h"
-#include "cuda/perft_kernel.h"
+#include "worker/cuda/checkers_perft_kernel.h"
+#include "worker/cuda/perft_kernel.h"
 
 namespace {
 

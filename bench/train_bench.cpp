@@ -23,11 +23,11 @@
 #include "chess/fen.h"
 #include "chess/movegen.h"
 #include "nn/encoding.h"
-#include "nn/network.h"
+#include "worker/nn/network.h"
 #include "nn/policy.h"
-#include "nn/train_options.h"
-#include "nn/trainer.h"
-#include "server/train_samples.h"
+#include "link/train_options.h"
+#include "worker/nn/trainer.h"
+#include "worker/server/train_samples.h"
 
 using namespace pgmate;
 namespace wnn = pgmate::worker::nn;

@@ -21,7 +21,7 @@
 
 #include "chess/fen.h"
 #include "chess/movegen.h"
-#include "client/worker_client.h"
+#include "link/worker_client.h"
 
 using namespace pgmate;
 

@@ -12,7 +12,7 @@ In README.md and docs/*.md:
   with the extension is made for it on the project's server: scripts/pg-server.sh env);
 - `<!-- generated: train-options -->` is the table of the trainer's options, their defaults
   from the TrainOptions struct and their meaning from the comment above it
-  (gpu_worker/nn/train_options.h).
+  (link/train_options.h).
 `check` also fails when docs/troubleshooting.md leaves out a SQLSTATE that the extension
 raises (ERRCODE_... in extension/*.cpp, ERRCODE = '...' in extension/sql/*.sql), and when
 docs/learning.md leaves out an option of self-play (core/mcts/selfplay.cpp's set_option).
@@ -88,7 +88,7 @@ def learning_options():
 
 
 def train_options():
-    header = open(os.path.join(ROOT, "gpu_worker/nn/train_options.h")).read()
+    header = open(os.path.join(ROOT, "link/train_options.h")).read()
     # Meanings: the comment's "//   key   text" entries, continued by deeper-indented lines.
     meanings, key = {}, None
     for line in header.split("\n"):

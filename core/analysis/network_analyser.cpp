@@ -9,7 +9,7 @@
 
 #include "arena/player_spec.h"
 #include "chess/game.h"
-#include "mcts/random.h"
+#include "common/random.h"
 
 namespace pgmate::analysis {
 
@@ -24,6 +24,10 @@ NetworkAnalyser::NetworkAnalyser(mcts::Evaluator& evaluator, NetworkAnalyserConf
   config_.search.root_noise = false;
   config_.parallel = std::max(1, config_.parallel);
   config_.leaves_per_search = std::max(1, config_.leaves_per_search);
+}
+
+std::string network_engine_name(std::int64_t network, std::string_view weights_sha256_hex) {
+  return "pgmate network " + std::to_string(network) + " (" + std::string(weights_sha256_hex.substr(0, 16)) + ")";
 }
 
 std::string network_limits_text(const arena::PlayerSpec& spec) {
@@ -50,10 +54,9 @@ PositionEval eval_of(const mcts::Search& search, mcts::Rng& rng) {
     e.wdl = Wdl{0, 0, 1000};
   } else {
     line.score = stats.bound == mcts::Bound::kDraw ? Score{false, 0} : score_of_value(stats.value);
-    const double draw = std::clamp(double(stats.draw), 0.0, 1.0);
-    const double win = std::clamp((1 - draw + stats.value) / 2, 0.0, 1.0);
-    e.wdl.draw = int(std::lround(1000 * draw));
-    e.wdl.win = std::min(1000 - e.wdl.draw, int(std::lround(1000 * win)));
+    const mcts::SearchWdl w = mcts::search_wdl(stats.value, stats.draw);
+    e.wdl.draw = int(std::lround(1000 * w.draw));
+    e.wdl.win = std::min(1000 - e.wdl.draw, int(std::lround(1000 * w.win)));
     e.wdl.loss = 1000 - e.wdl.draw - e.wdl.win;
   }
   e.wdl_from_engine = true;  // the network's own estimate, not the score model's

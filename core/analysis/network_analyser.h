@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "analysis/evaluation.h"
@@ -32,6 +33,11 @@ struct NetworkAnalyserConfig {
 // evaluation's identity: "simulations=S" and the search settings that differ from the
 // defaults ("simulations=64,c_puct=2").
 std::string network_limits_text(const arena::PlayerSpec& spec);
+
+// The engine a network's evaluations are stored under: its row and the first 16 hex digits
+// of its weights' SHA-256, "pgmate network 3 (1a2b3c4d5e6f7081)" (the one place it is made:
+// the procedure and `pgmate analyse` must agree byte for byte, or each reanalyses the other's).
+std::string network_engine_name(std::int64_t network, std::string_view weights_sha256_hex);
 
 // The search's value (W - L, side to move) as a score: centipawns through lichess's win%
 // curve, clamped to +-1000.

@@ -10,7 +10,7 @@
 #include "chess/movegen.h"
 #include "chess/notation.h"
 #include "common/text.h"
-#include "mcts/random.h"
+#include "common/random.h"
 #include "mcts/rollout_evaluator.h"
 #include "mcts/search.h"
 

@@ -8,7 +8,7 @@
 
 #include "common/json.h"
 #include "common/text.h"
-#include "mcts/random.h"
+#include "common/random.h"
 
 namespace pgmate::arena {
 namespace {

@@ -7,7 +7,7 @@
 #include "chess/fen.h"
 #include "chess/pgn.h"
 #include "common/text.h"
-#include "mcts/random.h"
+#include "common/random.h"
 
 namespace pgmate::arena {
 

@@ -6,7 +6,7 @@
 #include <cstdlib>
 
 #include "chess/synthetic_tags.h"
-#include "mcts/random.h"
+#include "common/random.h"
 
 namespace pgmate::chess {
 

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "chess/pgn.h"
-#include "mcts/random.h"
+#include "common/random.h"
 
 namespace pgmate::chess {
 

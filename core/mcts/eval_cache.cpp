@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "mcts/random.h"
+#include "common/random.h"
 
 namespace pgmate::mcts {
 

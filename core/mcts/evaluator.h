@@ -1,6 +1,6 @@
 // What MCTS asks of an evaluator: for a batch of positions, a win/draw/loss estimate and a
 // prior over the legal moves. Implementations: the network in pgmate-worker
-// (gpu_worker/client/worker_evaluator.h), uniform priors with random rollouts
+// (link/worker_evaluator.h), uniform priors with random rollouts
 // (rollout_evaluator.h, "pure MCTS") and any function (FunctionEvaluator, for tests).
 #pragma once
 

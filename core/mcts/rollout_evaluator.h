@@ -7,7 +7,7 @@
 #include <cstdint>
 
 #include "mcts/evaluator.h"
-#include "mcts/random.h"
+#include "common/random.h"
 
 namespace pgmate::mcts {
 

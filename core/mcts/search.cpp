@@ -11,6 +11,13 @@
 
 namespace pgmate::mcts {
 
+SearchWdl search_wdl(double value, double draw) {
+  if (std::isnan(draw)) return SearchWdl{std::max(value, 0.0), 1 - std::abs(value), std::max(-value, 0.0)};
+  const double d = std::clamp(draw, 0.0, 1.0);
+  return SearchWdl{std::clamp((1 - d + value) / 2, 0.0, 1.0), d, std::clamp((1 - d - value) / 2, 0.0, 1.0)};
+}
+
+
 namespace {
 
 struct Node {

@@ -52,7 +52,7 @@
 #include "chess/game.h"
 #include "mcts/eval_cache.h"
 #include "mcts/evaluator.h"
-#include "mcts/random.h"
+#include "common/random.h"
 
 namespace pgmate::mcts {
 
@@ -110,6 +110,16 @@ std::vector<std::uint32_t> sequential_halving_schedule(int considered, int simul
 
 // A proven outcome, from the point of view of the player who moved into the node.
 enum class Bound : std::uint8_t { kNone, kWin, kDraw, kLoss };
+
+// The search's win/draw/loss estimate from its value (W - L) and draw probability, as lc0
+// keeps Q and D: ((1 - d + q) / 2, d, (1 - d - q) / 2), each in [0, 1]. Without a draw
+// probability (NaN: self-play positions stored before 0.9.0) q = 0 is a certain draw:
+// (max(q, 0), 1 - |q|, max(-q, 0)). The one formula for the analyser and the learning
+// window's value targets (pgmate.search_wdl).
+struct SearchWdl {
+  double win = 0, draw = 1, loss = 0;
+};
+SearchWdl search_wdl(double value, double draw);
 
 // What the search says about the root. Per-move vectors are in the order of `moves`; the
 // "mover" is the side to move at the root.

@@ -51,7 +51,7 @@ COMMENT ON TABLE pgmate.position_staged_blocks IS
   'blocks of the position index''s runs written by a bulk import, until it merges them (kept by pgmate.games'' trigger)';
 ALTER TABLE pgmate.position_staged_blocks ALTER COLUMN data SET STORAGE MAIN;
 
--- The index's lock, a table never written (extension/position_index.cpp): statements that
+-- The index's lock, a table never written (extension/src/position_index.cpp): statements that
 -- add runs take it in ROW EXCLUSIVE mode, whatever rewrites or removes runs in SHARE ROW
 -- EXCLUSIVE mode. Taking either needs a privilege on it that no role is granted.
 CREATE TABLE pgmate.position_index_lock () WITH (autovacuum_enabled = false);

@@ -187,6 +187,12 @@ COMMENT ON VIEW pgmate.selfplay_surprises IS
 --   z: the same as one number (1 win, 0 draw, -1 loss), q: the search's root value;
 --   full_search: false for a cheap search's position (playout cap randomization), whose
 --     visits are too few to be a policy target.
+-- A search's win/draw/loss estimate (core/mcts/search.h: the analyser's formula too).
+CREATE FUNCTION pgmate.search_wdl(q real, d real) RETURNS real[]
+  AS 'MODULE_PATHNAME', 'search_wdl' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION pgmate.search_wdl(real, real) IS
+  'a search''s value q (W - L) and draw probability d as {win, draw, loss}: ((1 - d + q) / 2, d, (1 - d - q) / 2); without d, q = 0 is a certain draw (core/mcts/search.h)';
+
 CREATE VIEW pgmate.training_targets AS
   SELECT p.game_id, g.network_id, p.ply, p.board,
          ARRAY(SELECT h.board FROM pgmate.selfplay_positions h

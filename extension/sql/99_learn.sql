@@ -421,9 +421,8 @@ COMMENT ON FUNCTION pgmate.own_learning_run(bigint) IS
 -- of the run's self-play games so far (excluded games left out; 1 in sample_one_in per
 -- game; value target z, q or a mix), newest game first, with their games' ids (a veto
 -- excludes the newest of these games: pgmate.learning_escalation). The search's value q
--- becomes a win/draw/loss target with the search's own draw probability d:
--- ((1 - d + q) / 2, d, (1 - d - q) / 2), as lc0 keeps Q and D; positions stored without d
--- (before 0.9.0) map q = 0 to a certain draw, as they always did.
+-- becomes a win/draw/loss target with the search's own draw probability d
+-- (pgmate.search_wdl, the analyser's formula).
 CREATE FUNCTION pgmate.learning_window(run bigint, iteration int)
   RETURNS TABLE (game_id bigint, ply int, board board, history board[], repetitions int, moves move[],
                  policy real[], wdl real[])
@@ -441,14 +440,11 @@ CREATE FUNCTION pgmate.learning_window(run bigint, iteration int)
     RETURN QUERY
       SELECT t.game_id, t.ply, t.board, t.history, t.repetitions, t.moves, t.policy,
              CASE WHEN q_ratio = 0 THEN t.wdl
-                  ELSE ARRAY[(1 - q_ratio) * t.wdl[1] + q_ratio * sw.win,
-                             (1 - q_ratio) * t.wdl[2] + q_ratio * sw.draw,
-                             (1 - q_ratio) * t.wdl[3] + q_ratio * sw.loss]::real[] END
+                  ELSE ARRAY[(1 - q_ratio) * t.wdl[1] + q_ratio * sw.w[1],
+                             (1 - q_ratio) * t.wdl[2] + q_ratio * sw.w[2],
+                             (1 - q_ratio) * t.wdl[3] + q_ratio * sw.w[3]]::real[] END
       FROM pgmate.training_targets t
-      CROSS JOIN LATERAL (
-        SELECT CASE WHEN t.d IS NULL THEN greatest(t.q, 0) ELSE greatest((1 - t.d + t.q) / 2, 0) END AS win,
-               CASE WHEN t.d IS NULL THEN 1 - abs(t.q) ELSE least(greatest(t.d, 0), 1) END AS draw,
-               CASE WHEN t.d IS NULL THEN greatest(-t.q, 0) ELSE greatest((1 - t.d - t.q) / 2, 0) END AS loss) sw
+      CROSS JOIN LATERAL (SELECT pgmate.search_wdl(t.q, t.d) AS w) sw
       WHERE t.game_id IN (SELECT lg.game_id FROM pgmate.learning_games lg
                           WHERE lg.run_id = run AND lg.iteration <= learning_window.iteration
                             AND NOT EXISTS (SELECT 1 FROM pgmate.learning_exclusions e

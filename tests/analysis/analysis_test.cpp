@@ -12,6 +12,7 @@
 #include "analysis/accuracy.h"
 #include "analysis/analyser.h"
 #include "analysis/evaluation.h"
+#include "analysis/network_analyser.h"
 #include "chess/fen.h"
 #include "chess/notation.h"
 #include "chess/pgn.h"
@@ -212,6 +213,25 @@ TEST(StoredEval, AcceptsWhatTheAnalyserWritesAndRefusesEachForgedField) {
   const chess::Board mated = chess::parse_fen("rnb1kbnr/pppp1ppp/8/4p3/6Pq/5P2/PPPPP2P/RNBQKBNR w KQkq - 1 3");
   EXPECT_EQ(stored_eval_problem(mated, Score{true, 0}, chess::Move(), {}, std::nullopt), "");
   refused(stored_eval_problem(mated, Score{true, 0}, m("e2e4"), {}, std::nullopt), "best_move e2e4 is not legal");
+}
+
+TEST(NetworkEngineName, IsTheRowAndSixteenHexDigitsOfTheWeights) {
+  EXPECT_EQ(network_engine_name(3, "1a2b3c4d5e6f70819999aaaabbbbcccc"), "pgmate network 3 (1a2b3c4d5e6f7081)");
+}
+
+TEST(SearchWdl, KeepsQAndDAndClampsWithoutDrawQZeroIsADraw) {
+  const mcts::SearchWdl w = mcts::search_wdl(0.2, 0.5);
+  EXPECT_NEAR(w.win, 0.35, 1e-12);
+  EXPECT_NEAR(w.draw, 0.5, 1e-12);
+  EXPECT_NEAR(w.loss, 0.15, 1e-12);
+  const mcts::SearchWdl c = mcts::search_wdl(1.0, 1.5);  // a draw probability beyond 1 is clamped
+  EXPECT_EQ(c.draw, 1.0);
+  EXPECT_EQ(c.win, 0.5);
+  EXPECT_EQ(c.loss, 0.0);
+  const mcts::SearchWdl old = mcts::search_wdl(-0.25, std::nan(""));
+  EXPECT_EQ(old.win, 0.0);
+  EXPECT_EQ(old.draw, 0.75);
+  EXPECT_EQ(old.loss, 0.25);
 }
 
 TEST(WithoutClocks, KeepsThePositionDropsTheCounters) {
@@ -460,7 +480,6 @@ TEST(Analyser, AnEngineThatNeverStartsEndsTheRun) {
 
 // ---- a network's analysis (a function standing in for the worker's network)
 
-#include "analysis/network_analyser.h"
 #include "chess/movegen.h"
 #include "mcts/evaluator.h"
 

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "fuzz_common.h"
-#include "nn/safetensors.h"
+#include "link/safetensors.h"
 
 using namespace pgmate::fuzz;
 using pgmate::worker::nn::parse_safetensors;

@@ -1,4 +1,4 @@
-// The breadth-first GPU perft's host logic (gpu_worker/cuda/bfs_driver.h: level storage,
+// The breadth-first GPU perft's host logic (worker/cuda/bfs_driver.h: level storage,
 // splitting a level over its parents when it does not fit, launch sizing, overflow-checked
 // sums) run on the host with a backend of plain loops in place of the kernels. Pure host:
 // always runs, so the driver is checked on machines without a GPU.
@@ -13,8 +13,8 @@
 
 #include "chess/fen.h"
 #include "chess/movegen.h"
-#include "cuda/bfs_driver.h"
-#include "cuda/gpu_errors.h"
+#include "worker/cuda/bfs_driver.h"
+#include "worker/cuda/gpu_errors.h"
 
 namespace pgmate::gpu::detail {
 namespace {

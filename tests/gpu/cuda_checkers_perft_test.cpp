@@ -11,8 +11,8 @@
 #include "../checkers/playouts.h"
 #include "checkers/fen.h"
 #include "checkers/movegen.h"
-#include "cuda/checkers_perft_kernel.h"
-#include "cuda/perft_kernel.h"
+#include "worker/cuda/checkers_perft_kernel.h"
+#include "worker/cuda/perft_kernel.h"
 
 namespace pgmate::checkers {
 namespace {

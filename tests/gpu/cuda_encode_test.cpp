@@ -7,8 +7,8 @@
 
 #include "chess/fen.h"
 #include "chess/movegen.h"
-#include "cuda/encode_kernel.h"
-#include "cuda/perft_kernel.h"
+#include "worker/cuda/encode_kernel.h"
+#include "worker/cuda/perft_kernel.h"
 #include "nn/encoding.h"
 
 namespace pgmate::chess {

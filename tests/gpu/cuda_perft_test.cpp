@@ -12,7 +12,7 @@
 
 #include "chess/fen.h"
 #include "chess/movegen.h"
-#include "cuda/perft_kernel.h"
+#include "worker/cuda/perft_kernel.h"
 
 namespace pgmate::chess {
 namespace {

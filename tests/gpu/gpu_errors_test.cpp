@@ -4,7 +4,7 @@
 
 #include <cuda_runtime_api.h>
 
-#include "cuda/gpu_errors.h"
+#include "worker/cuda/gpu_errors.h"
 
 namespace pgmate::gpu {
 namespace {

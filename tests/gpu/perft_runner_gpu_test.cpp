@@ -9,8 +9,8 @@
 
 #include "checkers/perft.h"
 #include "chess/fen.h"
-#include "cuda/perft_kernel.h"
-#include "server/perft_runner.h"
+#include "worker/cuda/perft_kernel.h"
+#include "worker/server/perft_runner.h"
 
 namespace pgmate::worker {
 namespace {

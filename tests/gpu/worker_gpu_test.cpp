@@ -22,7 +22,7 @@
 #include "checkers/perft.h"
 #include "chess/fen.h"
 #include "chess/movegen.h"
-#include "client/worker_client.h"
+#include "link/worker_client.h"
 
 extern char** environ;
 

@@ -1,4 +1,4 @@
-// The LibTorch network and its EvalBackend (gpu_worker/nn/): configuration parsing, output
+// The LibTorch network and its EvalBackend (worker/nn/): configuration parsing, output
 // shapes, determinism, the safetensors weights (exact round trips, every refusal, LibTorch
 // and TorchScript archives refused without running them), rejection of bad input. Most
 // tests use a small configuration for speed; one checks the default network's size.
@@ -35,11 +35,11 @@
 #include "chess/fen.h"
 #include "chess/movegen.h"
 #include "nn/encoding.h"
-#include "nn/network.h"
+#include "worker/nn/network.h"
 #include "nn/policy.h"
-#include "nn/network_config.h"
-#include "nn/safetensors.h"
-#include "server/eval_backend.h"
+#include "link/network_config.h"
+#include "link/safetensors.h"
+#include "worker/backend/eval_backend.h"
 
 namespace {
 

@@ -1,12 +1,12 @@
 // The trainer's optimizer (nn/optimizer.h) against LibTorch's own SGD and AdamW: the same
 // parameters, gradients and settings give the same weights after several steps.
-#include "nn/optimizer.h"
+#include "worker/nn/optimizer.h"
 
 #include <gtest/gtest.h>
 
 #include <torch/torch.h>
 
-#include "nn/train_options.h"
+#include "link/train_options.h"
 
 namespace pgmate::worker::nn {
 namespace {

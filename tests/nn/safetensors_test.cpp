@@ -1,4 +1,4 @@
-// The safetensors reader and writer (gpu_worker/nn/safetensors.h), without LibTorch: files
+// The safetensors reader and writer (link/safetensors.h), without LibTorch: files
 // as the Python library writes them, round trips, and every refusal of the strict reader.
 #include <gtest/gtest.h>
 
@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "nn/safetensors.h"
+#include "link/safetensors.h"
 
 namespace {
 

@@ -1,4 +1,4 @@
-// The trainer (gpu_worker/nn/trainer.h): options, schedules, the losses against hand
+// The trainer (worker/nn/trainer.h): options, schedules, the losses against hand
 // computations, per-sample weights, the optimizers' updates, the KL term and its adaptive
 // weight, refusal of non-finite losses, checkpoints that resume bit for bit, and the conv
 // head's slot numbering against core/nn/policy.h. Tiny networks throughout; one test prints
@@ -21,12 +21,12 @@
 
 #include "chess/fen.h"
 #include "chess/notation.h"
-#include "nn/network.h"
-#include "nn/network_config.h"
+#include "worker/nn/network.h"
+#include "link/network_config.h"
 #include "nn/policy.h"
-#include "nn/safetensors.h"
-#include "nn/torch_compat.h"
-#include "nn/trainer.h"
+#include "link/safetensors.h"
+#include "worker/nn/torch_compat.h"
+#include "worker/nn/trainer.h"
 
 namespace {
 

@@ -7,7 +7,7 @@
 #include <future>
 #include <thread>
 
-#include "server/batcher.h"
+#include "worker/server/batcher.h"
 #include "worker_test_util.h"
 
 namespace pgmate::worker {

@@ -11,8 +11,8 @@
 #include "chess/fen.h"
 #include "chess/movegen.h"
 #include "chess/packed.h"
-#include "protocol/protocol.h"
-#include "protocol/socket_util.h"
+#include "link/protocol.h"
+#include "link/socket_util.h"
 
 namespace pgmate::worker::protocol {
 namespace {

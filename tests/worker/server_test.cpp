@@ -25,16 +25,16 @@
 #include "chess/fen.h"
 #include "chess/movegen.h"
 #include "chess/perft.h"
-#include "client/worker_client.h"
-#include "client/worker_evaluator.h"
+#include "link/worker_client.h"
+#include "link/worker_evaluator.h"
 #include "mcts/selfplay.h"
-#include "protocol/protocol.h"
-#include "protocol/socket_util.h"
-#include "server/server.h"
+#include "link/protocol.h"
+#include "link/socket_util.h"
+#include "worker/server/server.h"
 #include "worker_test_util.h"
 #ifdef PGMATE_HAVE_CUDA
-#include "cuda/checkers_perft_kernel.h"
-#include "cuda/perft_kernel.h"
+#include "worker/cuda/checkers_perft_kernel.h"
+#include "worker/cuda/perft_kernel.h"
 #endif
 
 namespace pgmate::worker {

@@ -11,7 +11,7 @@
 #include "chess/notation.h"
 #include "nn/encoding.h"
 #include "nn/policy.h"
-#include "server/train_samples.h"
+#include "worker/server/train_samples.h"
 
 namespace pgmate::worker {
 namespace {

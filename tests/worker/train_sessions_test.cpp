@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "chess/fen.h"
-#include "server/train_sessions.h"
+#include "worker/server/train_sessions.h"
 
 namespace pgmate::worker {
 namespace {

@@ -1,6 +1,6 @@
 // The run's settings and the fixed order and batches of its samples (the loop itself runs
 // against a real worker in training_test and in the SQL and CLI tests).
-#include "client/training_run.h"
+#include "link/training_run.h"
 
 #include <algorithm>
 #include <map>

@@ -22,8 +22,8 @@
 #include "chess/movegen.h"
 #include "nn/encoding.h"
 #include "nn/policy.h"
-#include "protocol/protocol.h"
-#include "server/eval_backend.h"
+#include "link/protocol.h"
+#include "worker/backend/eval_backend.h"
 
 namespace pgmate::worker::testing {
 
