@@ -9,21 +9,7 @@
 # Prints "arena: N passed, M failed" and exits 1 on any failure.
 set -u
 
-if [ $# -ne 2 ]; then
-  echo "usage: $0 PGMATE DBNAME" >&2
-  exit 2
-fi
-PGMATE=$1
-DB=$2
-
-. "$(dirname "$0")/checks.sh"
-
-TMP=$(mktemp -d)
-cleanup() {
-  if [ -n "$bg_pid" ]; then kill -9 "$bg_pid" 2>/dev/null; fi
-  rm -rf "$TMP"
-}
-trap cleanup EXIT
+. "$(dirname "$0")/client_test.sh" "$@"  # PGMATE, DB, the checks, TMP
 app="pgmate_arena_test_$$"  # the background clients' application_name (stop_bg)
 db="dbname=$DB"
 tag="t$$"

@@ -254,59 +254,48 @@ void PerftRunner::device_fault(const std::string& what, const ErrorFn& fail) {
 
 void PerftRunner::run_gpu(const chess::Board& board, int depth, CancelFlag cancelled,
                           std::function<void(std::uint64_t)> done, ErrorFn fail) {
+  // Breadth-first on the device; the cancel and shutdown flags are polled while the kernels
+  // run and stop them within a launch.
 #ifdef PGMATE_HAVE_CUDA
-  const std::atomic<bool>* stopping = stopping_;
-  auto task = [this, board, depth, cancelled, done, fail, stopping] {
-    RunningGuard guard(running_);
-    std::uint64_t nodes = 0;
-    try {
-      std::lock_guard lock(gpu_mutex_);
-      // Breadth-first on the device; the cancel and shutdown flags are polled while the
-      // kernels run and stop them within a launch.
-      gpu::BfsOptions options;
-      options.cancelled = [&] { return flag_set(cancelled) || (stopping && stopping->load()); };
-      nodes = gpu::perft_bfs(board, depth, options);
-    } catch (const gpu::PerftCancelled&) {
-      guard.release();
-      const bool shutting = stopping && stopping->load();
-      return fail(shutting ? ErrorCode::kShuttingDown : ErrorCode::kBadRequest,
-                  shutting ? kShutdownMessage : kCancelledMessage);
-    } catch (const gpu::DeviceFault& e) {
-      guard.release();
-      return device_fault(e.what(), fail);
-    } catch (const std::overflow_error&) {
-      guard.release();
-      return fail(ErrorCode::kBadRequest, kOverflowMessage);
-    } catch (const std::exception& e) {
-      guard.release();
-      return fail(ErrorCode::kBackend, std::string("GPU perft failed: ") + e.what());
-    }
-    guard.release();
-    done(nodes);
-  };
-  if (!pool_.submit(std::move(task))) fail(ErrorCode::kShuttingDown, kShutdownMessage);
+  submit_gpu("GPU perft", [board, depth](const std::function<bool()>& aborted) {
+    gpu::BfsOptions options;
+    options.cancelled = aborted;
+    return gpu::perft_bfs(board, depth, options);
+  }, std::move(cancelled), std::move(done), std::move(fail));
 #else
   (void)board;
   (void)depth;
-  (void)cancelled;
-  (void)done;
-  fail(ErrorCode::kUnavailable, "no GPU available (" + gpu_info_ + ")");
+  submit_gpu("GPU perft", {}, std::move(cancelled), std::move(done), std::move(fail));
 #endif
 }
 
 void PerftRunner::run_checkers_gpu(const checkers::Board& board, int depth, checkers::CaptureRule rule,
                                    CancelFlag cancelled, std::function<void(std::uint64_t)> done, ErrorFn fail) {
+  // The frontier is expanded on the host; the kernel runs in launches sized by estimated
+  // nodes, the cancel and shutdown flags polled while they run.
+#ifdef PGMATE_HAVE_CUDA
+  submit_gpu("GPU checkers perft", [board, depth, rule](const std::function<bool()>& aborted) {
+    return gpu::checkers_perft_split(board, depth, rule, aborted);
+  }, std::move(cancelled), std::move(done), std::move(fail));
+#else
+  (void)board;
+  (void)depth;
+  (void)rule;
+  submit_gpu("GPU checkers perft", {}, std::move(cancelled), std::move(done), std::move(fail));
+#endif
+}
+
+void PerftRunner::submit_gpu(const char* what, std::function<std::uint64_t(const std::function<bool()>&)> count,
+                             CancelFlag cancelled, std::function<void(std::uint64_t)> done, ErrorFn fail) {
 #ifdef PGMATE_HAVE_CUDA
   const std::atomic<bool>* stopping = stopping_;
-  auto task = [this, board, depth, rule, cancelled, done, fail, stopping] {
+  auto task = [this, what, count, cancelled, done, fail, stopping] {
     RunningGuard guard(running_);
-    auto aborted = [&] { return flag_set(cancelled) || (stopping && stopping->load()); };
+    const std::function<bool()> aborted = [&] { return flag_set(cancelled) || (stopping && stopping->load()); };
     std::uint64_t nodes = 0;
     try {
       std::lock_guard lock(gpu_mutex_);
-      // The frontier is expanded on the host; the kernel runs in launches sized by
-      // estimated nodes, the cancel and shutdown flags polled while they run.
-      nodes = gpu::checkers_perft_split(board, depth, rule, aborted);
+      nodes = count(aborted);
     } catch (const gpu::PerftCancelled&) {
       guard.release();
       const bool shutting = stopping && stopping->load();
@@ -320,16 +309,15 @@ void PerftRunner::run_checkers_gpu(const checkers::Board& board, int depth, chec
       return fail(ErrorCode::kBadRequest, kOverflowMessage);
     } catch (const std::exception& e) {
       guard.release();
-      return fail(ErrorCode::kBackend, std::string("GPU checkers perft failed: ") + e.what());
+      return fail(ErrorCode::kBackend, std::string(what) + " failed: " + e.what());
     }
     guard.release();
     done(nodes);
   };
   if (!pool_.submit(std::move(task))) fail(ErrorCode::kShuttingDown, kShutdownMessage);
 #else
-  (void)board;
-  (void)depth;
-  (void)rule;
+  (void)what;
+  (void)count;
   (void)cancelled;
   (void)done;
   fail(ErrorCode::kUnavailable, "no GPU available (" + gpu_info_ + ")");

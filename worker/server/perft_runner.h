@@ -77,6 +77,10 @@ class PerftRunner {
 
   ThreadPool& pool_;
   const std::atomic<bool>* stopping_;
+  // Runs count (a GPU perft, given the abort test) on the pool under the GPU's lock, with
+  // the errors every GPU perft answers; `what` names it in a failure.
+  void submit_gpu(const char* what, std::function<std::uint64_t(const std::function<bool()>&)> count,
+                  CancelFlag cancelled, std::function<void(std::uint64_t)> done, ErrorFn fail);
   // Logs the fault, withdraws the GPU, fails the request and tells on_device_fault_.
   void device_fault(const std::string& what, const ErrorFn& fail);
 
