@@ -34,6 +34,7 @@
 
 #include "analysis/evaluation.h"
 #include "args.h"
+#include "compressed_input.h"
 #include "import.h"
 #include "chess/fen.h"
 #include "chess/notation.h"
@@ -112,7 +113,8 @@ CopyField text_field(const std::string* s) { return s ? CopyField{clean_text(*s)
 
 // ------------------------------------------------------------------------- input
 
-// A PGN file (or stdin for "-") read in chunks.
+// A PGN file (or stdin for "-") read in chunks, decompressed when it is zstd, gzip or bzip2
+// (compressed_input.h).
 class PgnSource {
  public:
   explicit PgnSource(const std::string& path) : name_(path == "-" ? "standard input" : "\"" + path + "\"") {
@@ -125,26 +127,34 @@ class PgnSource {
     }
     struct stat st {};
     if (fstat(fileno(file_), &st) == 0) {
-      if (S_ISDIR(st.st_mode)) throw UsageError("cannot read PGN file " + name_ + ": it is a directory");
+      if (S_ISDIR(st.st_mode)) {
+        if (owned_) std::fclose(file_);
+        throw UsageError("cannot read PGN file " + name_ + ": it is a directory");
+      }
       if (S_ISREG(st.st_mode)) size_ = static_cast<std::uint64_t>(st.st_size);
+    }
+    try {
+      input_ = std::make_unique<CompressedInput>(file_, "PGN file " + name_);
+    } catch (...) {
+      if (owned_) std::fclose(file_);
+      throw;
     }
   }
   ~PgnSource() {
+    input_.reset();
     if (owned_) std::fclose(file_);
   }
   PgnSource(const PgnSource&) = delete;
   PgnSource& operator=(const PgnSource&) = delete;
 
-  std::uint64_t size() const { return size_; }  // 0 when unknown (a pipe)
-  std::uint64_t bytes_read() const { return read_; }
+  std::uint64_t size() const { return size_; }  // of the file, 0 when unknown (a pipe)
+  std::uint64_t bytes_read() const { return input_->file_bytes_read(); }  // of the file, as size()
+  const char* format() const { return input_->format(); }
 
-  // The next chunk; empty at the end of the input.
+  // The next chunk of PGN text; empty at the end of the input.
   std::string_view read() {
     buffer_.resize(kChunk);
-    const size_t n = std::fread(buffer_.data(), 1, buffer_.size(), file_);
-    if (n == 0 && std::ferror(file_))
-      throw std::runtime_error("error reading PGN file " + name_ + ": " + std::strerror(errno));
-    read_ += n;
+    const size_t n = input_->read(buffer_.data(), buffer_.size());
     return {buffer_.data(), n};
   }
 
@@ -152,7 +162,8 @@ class PgnSource {
   std::string name_;
   std::FILE* file_ = nullptr;
   bool owned_ = false;
-  std::uint64_t size_ = 0, read_ = 0;
+  std::uint64_t size_ = 0;
+  std::unique_ptr<CompressedInput> input_;
   std::vector<char> buffer_;
 };
 

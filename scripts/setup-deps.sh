@@ -9,6 +9,7 @@ packages=(
   clang libclang-rt-14-dev          # libFuzzer targets and sanitizers
   postgresql-15 postgresql-server-dev-15 postgresql-common libpqxx-dev
   libpq-dev                         # pgmate import's binary COPY calls libpq itself
+  libzstd-dev zlib1g-dev libbz2-dev zstd bzip2  # pgmate import reads .pgn.zst/.gz/.bz2 (and its test writes them)
   libgtest-dev libgmock-dev libbenchmark-dev
   stockfish                         # perft oracle, speed peer and arena opponent (/usr/games/stockfish)
   polyglot                          # UCI-to-xboard adapter: drives pgmate uci in a test

@@ -97,6 +97,37 @@ out=$("$PGMATE" import --db "dbname=$DB" --on-error skip - <"$TMP/games.pgn" 2>/
 check "stdin: summary" "${out% in *}" "imported 3 games (1 skipped)"
 check "stdin: rows added" "$(q "SELECT count(*) FROM pgmate.games WHERE id > $base")" 3
 
+# ---- compressed files as they come (lichess ships .pgn.zst): zstd, gzip and bzip2, told by
+# their first bytes whatever the name, from a file or standard input, frames one after the
+# other; a truncated file stops the import naming it
+base=$(q "SELECT coalesce(max(id), 0) FROM pgmate.games")
+"$PGMATE" import --db "dbname=$DB" --on-error skip "$TMP/games.pgn" >/dev/null 2>&1
+plain=$(q "SELECT string_agg(moves::text || result, ';' ORDER BY id) FROM pgmate.games WHERE id > $base")
+zstd -q -c "$TMP/games.pgn" >"$TMP/games.pgn.zst"
+gzip -c "$TMP/games.pgn" >"$TMP/games.pgn.gz"
+bzip2 -c "$TMP/games.pgn" >"$TMP/games.pgn.bz2"
+cp "$TMP/games.pgn.zst" "$TMP/named-plain.pgn"
+for f in games.pgn.zst games.pgn.gz games.pgn.bz2 named-plain.pgn; do
+  base=$(q "SELECT coalesce(max(id), 0) FROM pgmate.games")
+  out=$("$PGMATE" import --db "dbname=$DB" --on-error skip "$TMP/$f" 2>/dev/null)
+  check "$f: summary" "${out% in *}" "imported 3 games (1 skipped)"
+  check "$f: the plain file's games" "$(q "SELECT string_agg(moves::text || result, ';' ORDER BY id) FROM pgmate.games WHERE id > $base")" "$plain"
+done
+for f in games.pgn.zst games.pgn.gz games.pgn.bz2; do
+  out=$(cat "$TMP/$f" "$TMP/$f" | "$PGMATE" import --db "dbname=$DB" --on-error skip - 2>/dev/null)
+  check "$f twice on standard input: every frame read" "${out% in *}" "imported 6 games (2 skipped)"
+done
+head -c $(( $(stat -c %s "$TMP/games.pgn.zst") - 8 )) "$TMP/games.pgn.zst" >"$TMP/truncated.pgn.zst"
+before=$(q "SELECT count(*) FROM pgmate.games")
+"$PGMATE" import --db "dbname=$DB" --on-error skip "$TMP/truncated.pgn.zst" >/dev/null 2>"$TMP/err"
+check "truncated .zst: exit code" "$?" 1
+check_match "truncated .zst: message names the file" "$(cat "$TMP/err")" 'cannot decompress PGN file ".*truncated.pgn.zst" \(zstd\): the file ends inside a compressed frame'
+check "truncated .zst: nothing stored" "$(q "SELECT count(*) FROM pgmate.games")" "$before"
+printf '\x1f\x8bnot gzip at all' >"$TMP/corrupt.pgn.gz"
+"$PGMATE" import --db "dbname=$DB" "$TMP/corrupt.pgn.gz" >/dev/null 2>"$TMP/err"
+check "corrupt .gz: exit code" "$?" 1
+check_match "corrupt .gz: message" "$(cat "$TMP/err")" 'cannot decompress PGN file ".*corrupt.pgn.gz" \(gzip\)'
+
 # ---- --on-error fail (default): exit 2, the failing batch rolled back
 before=$(q "SELECT count(*) FROM pgmate.games")
 "$PGMATE" import --db "dbname=$DB" "$TMP/games.pgn" >"$TMP/out" 2>"$TMP/err"
