@@ -11,6 +11,7 @@
 #include "datum.h"
 #include "game_search.h"
 #include "gamedb/game_hash.h"
+#include "gamedb/time_control.h"
 
 using namespace pgmate;
 
@@ -98,6 +99,14 @@ PGMATE_FUNCTION(game_hash) {
 }
 
 // is_valid_game(start, moves): every move legal in turn (the games table's CHECK).
+// pgmate.game_speed(time_control text) -> text: lichess's speed of a PGN TimeControl, NULL
+// for none (core/gamedb/time_control.h).
+PGMATE_FUNCTION(game_speed) {
+  const std::string_view speed = gamedb::game_speed(pg::text_arg(fcinfo, 0));
+  if (speed.empty()) PG_RETURN_NULL();
+  return pg::text_datum(speed);
+}
+
 PGMATE_FUNCTION(game_is_valid) { return BoolGetDatum(pg::game_summary_arg(fcinfo).legal); }
 
 // pgn_games(pgn text, on_error text DEFAULT 'fail')

@@ -128,6 +128,13 @@ printf '\x1f\x8bnot gzip at all' >"$TMP/corrupt.pgn.gz"
 check "corrupt .gz: exit code" "$?" 1
 check_match "corrupt .gz: message" "$(cat "$TMP/err")" 'cannot decompress PGN file ".*corrupt.pgn.gz" \(gzip\)'
 
+# ---- lichess's speed of each game's TimeControl, in the column speed
+base=$(q "SELECT coalesce(max(id), 0) FROM pgmate.games")
+printf '[White "Speed1"]\n[TimeControl "60+0"]\n[Result "*"]\n\n1. e4 *\n\n[White "Speed2"]\n[TimeControl "600+5"]\n[Result "*"]\n\n1. d4 *\n\n[White "Speed3"]\n[Result "*"]\n\n1. c4 *\n' \
+  | zstd -q -c | "$PGMATE" import --db "dbname=$DB" - >/dev/null 2>&1
+check "speed: from TimeControl" "$(q "SELECT string_agg(white || '=' || coalesce(speed, 'none'), ',' ORDER BY id) FROM pgmate.games WHERE id > $base")" \
+  "Speed1=bullet,Speed2=rapid,Speed3=none"
+
 # ---- --on-error fail (default): exit 2, the failing batch rolled back
 before=$(q "SELECT count(*) FROM pgmate.games")
 "$PGMATE" import --db "dbname=$DB" "$TMP/games.pgn" >"$TMP/out" 2>"$TMP/err"

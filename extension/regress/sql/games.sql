@@ -128,3 +128,10 @@ SELECT g.id, o.* FROM pgmate.games g, LATERAL opening(g.start, g.moves) o ORDER 
 INSERT INTO pgmate.games (id, moves) VALUES (1000000, '[0:0]={e2e4}');
 INSERT INTO pgmate.games (id, moves) VALUES (1000000, '[2:3]={e2e4,e7e5}');
 \set VERBOSITY default
+
+-- a game's speed as lichess names it, from its TimeControl tag (base + 40 x increment)
+SELECT tc, pgmate.game_speed(tc) FROM (VALUES ('15+0'), ('60+0'), ('180+2'), ('300+3'), ('600+5'), ('900+15'),
+    ('1800+20'), ('-'), ('?'), ('40/9000:3600'), ('300')) t(tc);
+INSERT INTO pgmate.games (id, moves, tags) VALUES (1000001, '{e2e4}', '{"TimeControl": "180+2"}'), (1000002, '{d2d4}', '{}');
+SELECT id, speed FROM pgmate.games WHERE id IN (1000001, 1000002) ORDER BY id;
+DELETE FROM pgmate.games WHERE id IN (1000001, 1000002);
