@@ -49,6 +49,7 @@ std::string id_array(const std::vector<std::int64_t>& ids, std::size_t begin, st
 int analyse_command(const std::vector<std::string>& args) {
   std::string conninfo, where = "true", engine_spec, worker_address;
   int jobs = 1, multipv = 1, hash = 16, chunk = 1000, parallel = 64;
+  bool warm = false;
   arena::UciLimits limits;
   bool limit_given = false;
   for (std::size_t i = 0; i < args.size(); ++i) {
@@ -66,6 +67,7 @@ int analyse_command(const std::vector<std::string>& args) {
     else if (a == "--chunk") chunk = parse_count(value(), a, 1, 1000000);
     else if (a == "--parallel") parallel = parse_count(value(), a, 1, 4096);
     else if (a == "--worker") worker_address = value();
+    else if (a == "--warm") warm = true;
     else if (a == "--nodes") limits.nodes = parse_count(value(), a, 1, 2000000000), limit_given = true;
     else if (a == "--depth") limits.depth = parse_count(value(), a, 1, 255), limit_given = true;
     else if (a == "--movetime") limits.movetime_ms = parse_count(value(), a, 1, 3600000), limit_given = true;
@@ -82,8 +84,8 @@ int analyse_command(const std::vector<std::string>& args) {
   const bool network = spec.type == arena::PlayerType::kNetwork;
   if (!network && spec.type != arena::PlayerType::kUci)
     throw UsageError("--engine: analysis takes a UCI engine (uci:COMMAND[:KEY=VALUE,...]) or a network (net:ID:S)");
-  if (network && (limit_given || multipv > 1))
-    throw UsageError("--nodes, --depth, --movetime and --multipv are for UCI engines: a network searches the "
+  if (network && (limit_given || multipv > 1 || warm))
+    throw UsageError("--nodes, --depth, --movetime, --multipv and --warm are for UCI engines: a network searches the "
                      "simulations of its spec (net:ID:S)");
 
   auto conn = connect_db(conninfo);
@@ -115,6 +117,7 @@ int analyse_command(const std::vector<std::string>& args) {
     config.jobs = jobs;
     config.multipv = multipv;
     config.hash_mb = hash;
+    config.warm = warm;
     config.interrupt_check = [] { stop_if_interrupted(); };
     try {
       analyser = std::make_unique<analysis::Analyser>(config);

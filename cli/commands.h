@@ -43,7 +43,7 @@ inline constexpr const char* kExportUsage =
     "pgmate export [--db CONNINFO] [--where CONDITION] [--out FILE.pgn|-] [--evals [--engine NAME] [--limits LIMITS]]";
 inline constexpr const char* kAnalyseUsage =
     "pgmate analyse [--db CONNINFO] [--where CONDITION] --engine uci:COMMAND[:KEY=VALUE,...] [--jobs J]\n"
-    "             [--nodes N | --depth D | --movetime MS] [--multipv K] [--hash MB] [--chunk GAMES]\n"
+    "             [--nodes N | --depth D | --movetime MS] [--multipv K] [--hash MB] [--chunk GAMES] [--warm]\n"
     "         pgmate analyse [--db CONNINFO] [--where CONDITION] --engine net:ID:S[:KEY=VALUE,...] [--parallel P]\n"
     "             [--worker ADDRESS] [--chunk GAMES]";
 inline constexpr const char* kReportUsage = "pgmate report [--db CONNINFO] --run NAME --out FILE.html";

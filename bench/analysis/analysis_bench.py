@@ -5,8 +5,9 @@ Generates GAMES games (pgmate generate: varied openings, so positions repeat acr
 in a real database), imports them into a database of the project's server, and evaluates
 their distinct positions twice at the same fixed nodes with JOBS engines:
 
-  peer     one Stockfish process per job, fed "position fen ... / go nodes N" and read to
-           its bestmove, in a loop (no database, nothing stored, nothing parsed but bestmove);
+  peer     one Stockfish process per job, fed "ucinewgame / isready / position fen ... / go
+           nodes N" and read to its bestmove, in a loop (each position from a fresh engine
+           state, as pgmate's; no database, nothing stored, nothing parsed but bestmove);
   pgmate   pgmate analyse --jobs JOBS --nodes N (positions planned by the database, every
            info line parsed and checked, evaluations stored as they come).
 
@@ -59,6 +60,10 @@ def stockfish_loop(fens, nodes, hash_mb, result, index):
     until("readyok")
     t0 = time.monotonic()
     for fen in fens:
+        # each position from a fresh engine state, as pgmate analyse evaluates it
+        send("ucinewgame")
+        send("isready")
+        until("readyok")
         send("position fen " + fen)
         send("go nodes %d" % nodes)
         until("bestmove")

@@ -15,7 +15,7 @@ namespace pgmate::analysis {
 using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 
-std::string limits_text(const arena::UciLimits& limits, int multipv) {
+std::string limits_text(const arena::UciLimits& limits, int multipv, bool warm) {
   std::string out;
   const auto add = [&](const char* key, std::int64_t value) {
     if (!out.empty()) out += ',';
@@ -25,6 +25,7 @@ std::string limits_text(const arena::UciLimits& limits, int multipv) {
   if (limits.depth) add("depth", limits.depth);
   if (limits.movetime_ms) add("movetime", limits.movetime_ms);
   if (multipv > 1) add("multipv", multipv);
+  if (warm) out += ",warm";
   return out;
 }
 
@@ -129,6 +130,9 @@ void Analyser::run(const std::vector<chess::Board>& positions, const Done& done,
     s.lines.clear();
     s.bad_info.clear();
     const chess::Board& board = positions[i];
+    // A fresh engine state (hash, histories) for every position: an evaluation is keyed by
+    // position, engine and limits, so it must not depend on what this engine searched before.
+    if (!config_.warm) s.engine->new_game(config_.start_timeout);
     s.engine->set_info_sink([&s, &board](const std::string& line) {
       if (!s.bad_info.empty()) return;
       try {

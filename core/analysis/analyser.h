@@ -38,12 +38,18 @@ struct AnalyserConfig {
   // Positions given up one after another, none evaluated between, that end the run (an
   // engine that hangs or lies on every position costs this many, not every position); 0: never.
   int max_failures_in_a_row = 3;
+  // Every position is searched from a fresh engine state (ucinewgame): an evaluation is
+  // keyed by position, engine and limits, so it may not depend on what the engine searched
+  // before. Warm leaves the state as the last search left it (the positions come in game
+  // order): faster at low limits, and its limits say so (",warm"), so its rows never pass
+  // for fresh ones.
+  bool warm = false;
   arena::InterruptCheck interrupt_check;                        // at least every 100 ms
 };
 
 // "nodes=1000", "depth=12,multipv=3": the limits an evaluation was made with, part of its
 // identity (with the engine's name).
-std::string limits_text(const arena::UciLimits& limits, int multipv);
+std::string limits_text(const arena::UciLimits& limits, int multipv, bool warm = false);
 
 // The configuration of a "uci:COMMAND:KEY=VALUE,..." player spec (or its JSON): its limits
 // (default nodes=100000 when it gives none) and options. Throws std::invalid_argument for
@@ -66,7 +72,7 @@ class Analyser {
 
   // The engine's "id name" (its identity in stored evaluations).
   const std::string& engine_name() const { return engine_name_; }
-  std::string limits() const { return limits_text(config_.limits, config_.multipv); }
+  std::string limits() const { return limits_text(config_.limits, config_.multipv, config_.warm); }
   const AnalyserStats& stats() const { return stats_; }
 
   using Done = std::function<void(std::size_t index, PositionEval&& eval)>;

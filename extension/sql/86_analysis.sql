@@ -250,7 +250,7 @@ CREATE PROCEDURE pgmate.analyse(games text, engine jsonb, options jsonb DEFAULT 
 -- A network analysis loads the shared worker: granted, like self-play (docs/security.md).
 REVOKE ALL ON PROCEDURE pgmate.analyse(text, jsonb, jsonb) FROM PUBLIC;
 COMMENT ON PROCEDURE pgmate.analyse(text, jsonb, jsonb) IS
-  'evaluates every position of the games a query returns (their ids, first column) with a UCI engine run on the server or a network on the worker (net:ID:S); options: nodes, depth, movetime, multipv, jobs, hash, chunk, move_timeout, max_failures, parallel';
+  'evaluates every position of the games a query returns (their ids, first column) with a UCI engine run on the server or a network on the worker (net:ID:S); options: nodes, depth, movetime, multipv, jobs, hash, chunk, move_timeout, max_failures, warm (no fresh engine state per position: limits ,warm), parallel';
 
 -- PGN with the evaluations, as lichess exports an analysed game: after each move a comment
 -- with its [%eval] (White's view, pawns or #moves to mate), the clock ([%clk]) when the game

@@ -347,18 +347,22 @@ PGMATE_FUNCTION(analyse_procedure) {
         config.move_deadline = std::chrono::milliseconds(number(1, 86400000));
       } else if (o.key == "max_failures") {
         config.max_failures_in_a_row = int(number(0, 1000000));
+      } else if (o.key == "warm") {
+        if (!o.value || (*o.value != "true" && *o.value != "false"))
+          throw pg::SqlError(ERRCODE_INVALID_PARAMETER_VALUE, "option warm must be true or false");
+        config.warm = *o.value == "true";
       } else {
         throw pg::SqlError(ERRCODE_INVALID_PARAMETER_VALUE,
                            "unknown option " + quote_input(o.key, 64) +
                                " (options: nodes, depth, movetime, multipv, jobs, hash, chunk, move_timeout, "
-                               "max_failures; parallel for a network)");
+                               "max_failures, warm; parallel for a network)");
       }
     }
   }
-  if (network && (limit_given || config.multipv > 1))
+  if (network && (limit_given || config.multipv > 1 || config.warm))
     throw pg::SqlError(ERRCODE_INVALID_PARAMETER_VALUE,
-                       "options nodes, depth, movetime and multipv are for UCI engines: a network searches the "
-                       "simulations of its spec (net:ID:S)");
+                       "options nodes, depth, movetime, multipv and warm are for UCI engines: a network searches the "
+                       "simulations of its spec (net:ID:S), each position afresh");
   if (limit_given) config.limits = limits;
   config.interrupt_check = [] { pg::check_for_interrupts(); };
 

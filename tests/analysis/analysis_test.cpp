@@ -330,6 +330,49 @@ TEST(Analyser, StockfishFindsTheMateAndEvaluatesEveryPosition) {
   EXPECT_EQ(analyser.stats().restarts, 0);
 }
 
+// An evaluation is keyed by position, engine and limits, so it must not depend on what the
+// engine searched before: the positions of a game analysed in order, in reverse and by two
+// jobs give the same rows, byte for byte.
+TEST(Analyser, AnEvaluationDoesNotDependOnTheOrderOrTheJobs) {
+  if (!have_stockfish()) GTEST_SKIP() << "no " << kStockfish;
+  std::vector<chess::Board> positions;
+  chess::Board b = start();
+  for (const char* m : {"e2e4", "c7c5", "g1f3", "d7d6", "d2d4", "c5d4", "f3d4", "g8f6", "b1c3", "a7a6", "c1e3", "e7e5"}) {
+    positions.push_back(b);
+    b.play(chess::parse_uci(b, m));
+  }
+  const auto analyse = [&](std::vector<std::size_t> order, int jobs) {
+    AnalyserConfig c;
+    c.command = kStockfish;
+    c.limits.nodes = 3000;
+    c.jobs = jobs;
+    Analyser analyser(c);
+    std::vector<chess::Board> in;
+    for (std::size_t i : order) in.push_back(positions[i]);
+    std::map<std::size_t, std::string> rows;
+    analyser.run(
+        in, [&](std::size_t i, PositionEval&& e) { rows[order[i]] = eval_json(in[i], e, true); },
+        [&](std::size_t i, const std::string& m) { ADD_FAILURE() << i << ": " << m; }, [] {});
+    return rows;
+  };
+  std::vector<std::size_t> forward(positions.size()), backward;
+  for (std::size_t i = 0; i < forward.size(); ++i) forward[i] = i;
+  backward.assign(forward.rbegin(), forward.rend());
+  // Warm (no ucinewgame) rows are keyed apart.
+  arena::UciLimits l;
+  l.nodes = 3000;
+  EXPECT_EQ(limits_text(l, 1, true), "nodes=3000,warm");
+  EXPECT_EQ(limits_text(l, 3, false), "nodes=3000,multipv=3");
+  const auto in_order = analyse(forward, 1);
+  ASSERT_EQ(in_order.size(), positions.size());
+  const auto reversed = analyse(backward, 1);
+  const auto two_jobs = analyse(forward, 2);
+  for (std::size_t i = 0; i < positions.size(); ++i) {
+    EXPECT_EQ(reversed.at(i), in_order.at(i)) << "position " << i << " in reverse order";
+    EXPECT_EQ(two_jobs.at(i), in_order.at(i)) << "position " << i << " with two jobs";
+  }
+}
+
 TEST(Analyser, MultiPvGivesTheLinesInOrder) {
   if (!have_stockfish()) GTEST_SKIP() << "no " << kStockfish;
   AnalyserConfig c;

@@ -88,6 +88,7 @@ CALL pgmate.analyse('SELECT white FROM pgmate.games', '"uci:/usr/games/stockfish
 CALL pgmate.analyse('SELECT id FROM pgmate.games; DROP TABLE pgmate.games', '"uci:/usr/games/stockfish"');
 CALL pgmate.analyse('SELECT id FROM pgmate.games', '"uci:/usr/games/stockfish"', '{"nodes": 0}');
 CALL pgmate.analyse('SELECT id FROM pgmate.games', '"uci:/usr/games/stockfish"', '{"speed": 1}');
+CALL pgmate.analyse('SELECT id FROM pgmate.games', '"uci:/usr/games/stockfish"', '{"warm": "yes"}');
 CALL pgmate.analyse(NULL, '"uci:/usr/games/stockfish"');
 \set VERBOSITY default
 CREATE ROLE analysis_user;
