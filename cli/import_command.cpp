@@ -19,6 +19,7 @@
 #include <condition_variable>
 #include <cstring>
 #include <deque>
+#include <exception>
 #include <functional>
 #include <iostream>
 #include <memory>
@@ -114,7 +115,8 @@ CopyField text_field(const std::string* s) { return s ? CopyField{clean_text(*s)
 // ------------------------------------------------------------------------- input
 
 // A PGN file (or stdin for "-") read in chunks, decompressed when it is zstd, gzip or bzip2
-// (compressed_input.h).
+// (compressed_input.h). Compressed input is read and decompressed on a thread of its own, a
+// few chunks ahead of the parser, so that the two share the work as two cores can.
 class PgnSource {
  public:
   explicit PgnSource(const std::string& path) : name_(path == "-" ? "standard input" : "\"" + path + "\"") {
@@ -139,8 +141,17 @@ class PgnSource {
       if (owned_) std::fclose(file_);
       throw;
     }
+    if (std::string_view(input_->format()) != "plain") reader_ = std::thread([this] { read_ahead(); });
   }
   ~PgnSource() {
+    if (reader_.joinable()) {
+      {
+        std::lock_guard lock(mutex_);
+        stop_ = true;
+      }
+      changed_.notify_all();
+      reader_.join();
+    }
     input_.reset();
     if (owned_) std::fclose(file_);
   }
@@ -148,23 +159,69 @@ class PgnSource {
   PgnSource& operator=(const PgnSource&) = delete;
 
   std::uint64_t size() const { return size_; }  // of the file, 0 when unknown (a pipe)
-  std::uint64_t bytes_read() const { return input_->file_bytes_read(); }  // of the file, as size()
+  std::uint64_t bytes_read() const { return file_read_.load(); }  // of the file, as size()
   const char* format() const { return input_->format(); }
 
-  // The next chunk of PGN text; empty at the end of the input.
+  // The next chunk of PGN text; empty at the end of the input. A read or decompression
+  // error comes after the chunks read before it.
   std::string_view read() {
-    buffer_.resize(kChunk);
-    const size_t n = input_->read(buffer_.data(), buffer_.size());
-    return {buffer_.data(), n};
+    if (!reader_.joinable()) {
+      current_.resize(kChunk);
+      const size_t n = input_->read(current_.data(), current_.size());
+      file_read_.store(input_->file_bytes_read());
+      return {current_.data(), n};
+    }
+    std::unique_lock lock(mutex_);
+    changed_.wait(lock, [&] { return !ready_.empty() || ended_; });
+    if (!ready_.empty()) {
+      current_ = std::move(ready_.front());
+      ready_.pop_front();
+      changed_.notify_all();
+      return {current_.data(), current_.size()};
+    }
+    if (error_) std::rethrow_exception(error_);
+    return {};
   }
 
  private:
+  static constexpr std::size_t kChunksAhead = 4;
+
+  void read_ahead() {
+    try {
+      for (;;) {
+        std::vector<char> chunk(kChunk);
+        chunk.resize(input_->read(chunk.data(), chunk.size()));
+        file_read_.store(input_->file_bytes_read());
+        std::unique_lock lock(mutex_);
+        changed_.wait(lock, [&] { return stop_ || ready_.size() < kChunksAhead; });
+        if (stop_) return;
+        if (chunk.empty()) break;
+        ready_.push_back(std::move(chunk));
+        changed_.notify_all();
+      }
+    } catch (...) {
+      std::lock_guard lock(mutex_);
+      error_ = std::current_exception();
+    }
+    std::lock_guard lock(mutex_);
+    ended_ = true;
+    changed_.notify_all();
+  }
+
   std::string name_;
   std::FILE* file_ = nullptr;
   bool owned_ = false;
   std::uint64_t size_ = 0;
   std::unique_ptr<CompressedInput> input_;
-  std::vector<char> buffer_;
+  std::vector<char> current_;
+  std::atomic<std::uint64_t> file_read_{0};
+  // the read-ahead thread's chunks, in order, and how it ended
+  std::thread reader_;
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::deque<std::vector<char>> ready_;
+  bool stop_ = false, ended_ = false;
+  std::exception_ptr error_;
 };
 
 // Feeds the whole source through a reader in kFail mode. on_game is called for every good
