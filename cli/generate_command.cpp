@@ -25,6 +25,7 @@
 
 #include "args.h"
 #include "chess/game_generator.h"
+#include "chess/lichess_format.h"
 #include "commands.h"
 #include "import.h"
 #include "progress.h"
@@ -32,7 +33,7 @@
 namespace pgmate::cli {
 
 const char* const kGenerateUsage =
-    "pgmate generate --games N --seed S [--out FILE.pgn|- | --db CONNINFO] [--book FILE.bin] [--threads T]";
+    "pgmate generate --games N --seed S [--out FILE.pgn|- | --db CONNINFO] [--book FILE.bin] [--threads T] [--lichess]";
 
 namespace {
 
@@ -51,6 +52,7 @@ struct Options {
   bool to_db = false;
   std::string book = std::string(chess::kDefaultBookPath);
   int threads = int(std::max(1u, std::thread::hardware_concurrency()));
+  bool lichess = false;  // as lichess's database exports games (chess/lichess_format.h)
 };
 
 std::uint64_t parse_u64(const std::string& text, const std::string& option) {
@@ -77,6 +79,7 @@ Options parse_options(const std::vector<std::string>& args) {
     else if (a == "--db") o.db = value(), o.to_db = true;
     else if (a == "--book") o.book = value();
     else if (a == "--threads") o.threads = parse_count(value(), "--threads", 1, max_threads);
+    else if (a == "--lichess") o.lichess = true;
     else if (a.size() > 1 && a[0] == '-') throw UsageError("unknown option " + a);
     else throw UsageError("unexpected argument \"" + a + "\"");
   }
@@ -209,12 +212,13 @@ struct Chunk {
   bool ready = false;
 };
 
-Chunk make_chunk(const chess::PolyglotBook& book, std::uint64_t seed, std::int64_t first, std::int64_t end) {
+Chunk make_chunk(const chess::PolyglotBook& book, std::uint64_t seed, std::int64_t first, std::int64_t end,
+                 bool lichess) {
   Chunk c;
   for (std::int64_t i = first; i < end; ++i) {
     const chess::GeneratedGame g = chess::generate_game(book, seed, std::uint64_t(i));
     if (i > 0) c.text += '\n';  // the blank line before every game but the first
-    c.text += chess::to_pgn(g);
+    c.text += lichess ? chess::lichess_pgn(g, seed, std::uint64_t(i)) : chess::to_pgn(g);
     c.tally.add(g);
   }
   return c;
@@ -242,7 +246,7 @@ Tally generate_ordered(const Options& o, const chess::PolyglotBook& book, GameSi
         c = next++;
       }
       try {
-        Chunk done = make_chunk(book, o.seed, c * kChunkGames, std::min(o.games, (c + 1) * kChunkGames));
+        Chunk done = make_chunk(book, o.seed, c * kChunkGames, std::min(o.games, (c + 1) * kChunkGames), o.lichess);
         done.ready = true;
         std::lock_guard lock(mu);
         ring[std::size_t(c % window)] = std::move(done);

@@ -135,6 +135,21 @@ printf '[White "Speed1"]\n[TimeControl "60+0"]\n[Result "*"]\n\n1. e4 *\n\n[Whit
 check "speed: from TimeControl" "$(q "SELECT string_agg(white || '=' || coalesce(speed, 'none'), ',' ORDER BY id) FROM pgmate.games WHERE id > $base")" \
   "Speed1=bullet,Speed2=rapid,Speed3=none"
 
+# ---- lichess's format as its database ships it (pgmate generate --lichess, through zstd):
+# every game's speed and clocks, the evaluations of the analysed share, the same bytes twice
+"$PGMATE" generate --games 400 --seed 4 --lichess --threads 2 --out - 2>/dev/null | zstd -q -c >"$TMP/lichess.pgn.zst"
+check "lichess: the same file again" "$("$PGMATE" generate --games 400 --seed 4 --lichess --threads 1 --out - 2>/dev/null | md5sum)" \
+  "$(zstd -q -dc "$TMP/lichess.pgn.zst" | md5sum)"
+base=$(q "SELECT coalesce(max(id), 0) FROM pgmate.games")
+evals_before=$(q "SELECT count(*) FROM pgmate.position_evals WHERE engine = 'pgn'")
+out=$("$PGMATE" import --db "dbname=$DB" "$TMP/lichess.pgn.zst" 2>"$TMP/err")
+check "lichess: summary" "${out%% in *}" "imported 400 games (0 skipped)"
+check "lichess: every game's speed, clocks and rated event" \
+  "$(q "SELECT count(*) FILTER (WHERE speed IS NOT NULL AND clocks IS NOT NULL AND event LIKE 'Rated % game' AND site LIKE 'https://lichess.org/%') FROM pgmate.games WHERE id > $base")" 400
+check "lichess: several speeds" "$(q "SELECT count(DISTINCT speed) >= 4 FROM pgmate.games WHERE id > $base")" t
+check "lichess: a share analysed" \
+  "$(q "SELECT count(*) BETWEEN 200 AND 10000 FROM pgmate.position_evals WHERE engine = 'pgn'") $(( $(q "SELECT count(*) FROM pgmate.position_evals WHERE engine = 'pgn'") > evals_before ))" "t 1"
+
 # ---- --on-error fail (default): exit 2, the failing batch rolled back
 before=$(q "SELECT count(*) FROM pgmate.games")
 "$PGMATE" import --db "dbname=$DB" "$TMP/games.pgn" >"$TMP/out" 2>"$TMP/err"
