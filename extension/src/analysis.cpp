@@ -2,7 +2,6 @@
 // classes) as functions for the views, and CALL pgmate.analyse, which evaluates every
 // position of a set of games with UCI engines run by this backend.
 #include <chrono>
-#include <cstring>
 #include <cstdint>
 #include <limits>
 #include <optional>
@@ -125,22 +124,28 @@ const std::vector<Oid>& eval_writers() {
   static LocalTransactionId resolved_in = InvalidLocalTransactionId;
   const char* now = pg::eval_writers_setting ? pg::eval_writers_setting : "";
   if (resolved_in == MyProc->lxid && setting == now) return oids;
+  // The names (as SplitIdentifierString reads them: unquoted ones folded to lower case),
+  // then each looked up; PostgreSQL's calls hold no C++ object across them.
+  std::vector<std::string> names;
   pg::pg_call([&] {
-    std::vector<Oid> fresh;
     char* copy = pstrdup(now);
-    List* names = nullptr;
-    if (SplitIdentifierString(copy, ',', &names)) {
+    List* list = nullptr;
+    if (SplitIdentifierString(copy, ',', &list)) {
       ListCell* cell;
-      foreach (cell, names) {
-        const char* name = static_cast<const char*>(lfirst(cell));
-        if (std::strcmp(name, "*") == 0) fresh.push_back(InvalidOid);
-        else if (const Oid role = get_role_oid(name, true); OidIsValid(role)) fresh.push_back(role);
-      }
+      foreach (cell, list) names.emplace_back(static_cast<const char*>(lfirst(cell)));
     }
-    list_free(names);
+    list_free(list);
     pfree(copy);
-    oids = std::move(fresh);
   });
+  std::vector<Oid> fresh;
+  for (const std::string& name : names) {
+    if (name == "*") {
+      fresh.push_back(InvalidOid);
+    } else if (const Oid role = pg::pg_call([&] { return get_role_oid(name.c_str(), true); }); OidIsValid(role)) {
+      fresh.push_back(role);
+    }
+  }
+  oids = std::move(fresh);
   setting = now;
   resolved_in = MyProc->lxid;
   return oids;
