@@ -142,15 +142,25 @@ CREATE FUNCTION pgmate.explorer(board board, filters jsonb,
   AS $$
   DECLARE
     unknown text;
+    speeds text[];
   BEGIN
     IF jsonb_typeof(filters) <> 'object' THEN
       RAISE EXCEPTION 'explorer filters must be a JSON object, not %', filters USING ERRCODE = '22023';
     END IF;
     SELECT string_agg(k, ', ') INTO unknown FROM jsonb_object_keys(filters) k
-      WHERE k NOT IN ('min_rating', 'max_rating', 'since', 'until', 'player', 'white', 'black', 'source');
+      WHERE k NOT IN ('min_rating', 'max_rating', 'since', 'until', 'player', 'white', 'black', 'source', 'speed');
     IF unknown IS NOT NULL THEN
-      RAISE EXCEPTION 'unknown explorer filter: % (known: min_rating, max_rating, since, until, player, white, black, source)',
+      RAISE EXCEPTION 'unknown explorer filter: % (known: min_rating, max_rating, since, until, player, white, black, source, speed)',
         unknown USING ERRCODE = '22023';
+    END IF;
+    -- speed: one of lichess's speeds or an array of them (pgmate.game_speed's names)
+    speeds := CASE jsonb_typeof(filters->'speed')
+                WHEN 'array' THEN ARRAY(SELECT jsonb_array_elements_text(filters->'speed'))
+                WHEN 'string' THEN ARRAY[filters->>'speed'] END;
+    IF filters ? 'speed' AND (speeds IS NULL OR cardinality(speeds) = 0
+                              OR NOT speeds <@ ARRAY['ultraBullet', 'bullet', 'blitz', 'rapid', 'classical', 'correspondence']) THEN
+      RAISE EXCEPTION 'explorer filter speed must be one of ultraBullet, bullet, blitz, rapid, classical, correspondence or an array of them, not %',
+        filters->'speed' USING ERRCODE = '22023';
     END IF;
     RETURN QUERY
       WITH played AS (
@@ -159,7 +169,7 @@ CREATE FUNCTION pgmate.explorer(board board, filters jsonb,
                (SELECT avg(r)::int FROM unnest(ARRAY[
                   CASE WHEN g.tags->>'WhiteElo' ~ '^[0-9]{1,4}$' THEN (g.tags->>'WhiteElo')::int END,
                   CASE WHEN g.tags->>'BlackElo' ~ '^[0-9]{1,4}$' THEN (g.tags->>'BlackElo')::int END]) r) AS rating,
-               g.white, g.black, g.source
+               g.white, g.black, g.source, g.speed
         FROM pgmate.position_moves(explorer.board) e
         JOIN pgmate.games g ON g.id = e.game
         WHERE e.move IS NOT NULL),
@@ -172,7 +182,8 @@ CREATE FUNCTION pgmate.explorer(board board, filters jsonb,
           AND (filters->'player' IS NULL OR filters->>'player' IN (p.white, p.black))
           AND (filters->'white' IS NULL OR p.white = filters->>'white')
           AND (filters->'black' IS NULL OR p.black = filters->>'black')
-          AND (filters->'source' IS NULL OR p.source = filters->>'source'))
+          AND (filters->'source' IS NULL OR p.source = filters->>'source')
+          AND (speeds IS NULL OR p.speed = ANY (speeds)))
       SELECT k.move, @extschema@.san(explorer.board, k.move), count(*),
              count(*) FILTER (WHERE k.result = '1-0'), count(*) FILTER (WHERE k.result = '1/2-1/2'),
              count(*) FILTER (WHERE k.result = '0-1'),
@@ -185,7 +196,7 @@ CREATE FUNCTION pgmate.explorer(board board, filters jsonb,
   END
   $$;
 COMMENT ON FUNCTION pgmate.explorer(board, jsonb) IS
-  'the moves played from the position in the games that pass the filters (min_rating, max_rating: the players'' average; since, until: PGN dates like 2019 or 2019.06; player, white, black, source): games, results, White''s score, average rating, last date played';
+  'the moves played from the position in the games that pass the filters (min_rating, max_rating: the players'' average; since, until: PGN dates like 2019 or 2019.06; player, white, black, source; speed: lichess''s speed of the TimeControl, one or an array): games, results, White''s score, average rating, last date played';
 
 CREATE VIEW pgmate.position_index_size AS
   SELECT count(*) FILTER (WHERE level >= 0) AS runs, coalesce(sum(entries) FILTER (WHERE level >= 0), 0)::bigint AS entries,

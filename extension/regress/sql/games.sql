@@ -134,4 +134,12 @@ SELECT tc, pgmate.game_speed(tc) FROM (VALUES ('15+0'), ('60+0'), ('180+2'), ('3
     ('1800+20'), ('-'), ('?'), ('40/9000:3600'), ('300')) t(tc);
 INSERT INTO pgmate.games (id, moves, tags) VALUES (1000001, '{e2e4}', '{"TimeControl": "180+2"}'), (1000002, '{d2d4}', '{}');
 SELECT id, speed FROM pgmate.games WHERE id IN (1000001, 1000002) ORDER BY id;
+-- the explorer filtered by speed: one, or an array of them; anything else is named
+SELECT san, games FROM pgmate.explorer('startpos', '{"speed": "blitz"}');
+SELECT san, games FROM pgmate.explorer('startpos', '{"speed": ["blitz", "rapid"]}');
+SELECT count(*) FROM pgmate.explorer('startpos', '{"speed": "rapid"}');
+\set VERBOSITY terse
+SELECT * FROM pgmate.explorer('startpos', '{"speed": "fast"}');
+SELECT * FROM pgmate.explorer('startpos', '{"speed": []}');
+\set VERBOSITY default
 DELETE FROM pgmate.games WHERE id IN (1000001, 1000002);
