@@ -238,6 +238,9 @@ CREATE FUNCTION pgmate.save_position_evals(engine text, limits text, evals jsonb
       FROM jsonb_to_recordset(evals) AS r(board @extschema@.board, cp int, mate int, win smallint, draw smallint,
                                           loss smallint, wdl_source text, best @extschema@.move, pv text,
                                           depth int, nodes bigint, lines jsonb)
+      -- in key order: sessions storing the same positions at once (an import's connections,
+      -- parallel analyses) then wait for each other in one order, never in a cycle
+      ORDER BY 1
       ON CONFLICT (key, position, engine, limits, writer) DO NOTHING
       RETURNING 1)
     SELECT count(*) FROM saved
