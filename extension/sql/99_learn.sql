@@ -156,126 +156,12 @@ CREATE INDEX games_selfplay_run_idx ON pgmate.games ((selfplay->>'run')) WHERE s
 -- NULL `stored` makes a new run's settings, otherwise the stored settings are checked again
 -- as a new run's would be (a changed row never passes for settings) and every given option
 -- must equal the stored one (a run's settings never change; per-call keys aside). Per-call
--- keys (network, stop_after) are not settings and are left out.
+-- keys (network, stop_after) are not settings and are left out. The options, their checks
+-- and defaults are written once, in core/learning/settings.cpp.
 CREATE FUNCTION pgmate.learning_settings(given jsonb, stored jsonb DEFAULT NULL) RETURNS jsonb
-  LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp
-  AS $$
-  DECLARE
-    spec record;
-    key text;
-    value jsonb;
-    resolved jsonb := '{}'::jsonb;
-    number float8;
-  BEGIN
-    IF given IS NULL THEN given := '{}'; END IF;
-    IF jsonb_typeof(given) <> 'object' THEN
-      RAISE EXCEPTION 'learn options must be a JSON object, not %', given USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    FOR key IN SELECT jsonb_object_keys(given) LOOP
-      IF key NOT IN (SELECT name FROM pgmate.learning_options) THEN
-        RAISE EXCEPTION 'unknown learn option "%"', key USING ERRCODE = 'invalid_parameter_value',
-          HINT = 'known: ' || (SELECT string_agg(name, ', ' ORDER BY position) FROM pgmate.learning_options);
-      END IF;
-    END LOOP;
-    FOR spec IN SELECT * FROM pgmate.learning_options ORDER BY position LOOP
-      value := given -> spec.name;
-      IF value IS NULL OR value = 'null' THEN
-        CONTINUE;
-      END IF;
-      IF spec.kind = 'text' THEN
-        IF jsonb_typeof(value) <> 'string' OR (spec.choices IS NOT NULL AND NOT (value #>> '{}' = ANY (spec.choices))) THEN
-          RAISE EXCEPTION 'learn option "%": % is not %', spec.name, value,
-            coalesce('one of ' || array_to_string(spec.choices, ', '), 'a string')
-            USING ERRCODE = 'invalid_parameter_value';
-        END IF;
-      ELSE
-        IF jsonb_typeof(value) <> 'number' THEN
-          RAISE EXCEPTION 'learn option "%": % is not a number', spec.name, value USING ERRCODE = 'invalid_parameter_value';
-        END IF;
-        number := (value #>> '{}')::float8;
-        -- An integer is written as one (2, not 2.0 or 2e0): the value is stored as given.
-        IF (spec.kind = 'int' AND value::text !~ '^-?[0-9]+$') OR number < spec.low OR number > spec.high THEN
-          RAISE EXCEPTION 'learn option "%": % is not % from % to %', spec.name, value,
-            CASE spec.kind WHEN 'int' THEN 'an integer' ELSE 'a number' END, spec.low, spec.high
-            USING ERRCODE = 'invalid_parameter_value';
-        END IF;
-      END IF;
-      IF NOT spec.per_call THEN
-        resolved := resolved || jsonb_build_object(spec.name, value);
-      END IF;
-    END LOOP;
-    IF stored IS NOT NULL THEN
-      BEGIN
-        PERFORM pgmate.learning_settings(stored);
-      EXCEPTION WHEN invalid_parameter_value THEN
-        RAISE EXCEPTION 'the learning run''s stored settings are not valid: %', SQLERRM
-          USING ERRCODE = 'invalid_parameter_value';
-      END;
-      IF EXISTS (SELECT 1 FROM pgmate.learning_options o WHERE o.per_call AND stored ? o.name) THEN
-        RAISE EXCEPTION 'the learning run''s stored settings are not valid: they hold a per-call option'
-          USING ERRCODE = 'invalid_parameter_value';
-      END IF;
-      FOR key, value IN SELECT * FROM jsonb_each(resolved) LOOP
-        IF stored -> key IS DISTINCT FROM value THEN
-          RAISE EXCEPTION 'learn option "%": the run has %, not %', key, coalesce(stored -> key, 'null'), value
-            USING ERRCODE = 'invalid_parameter_value',
-                  HINT = 'A run''s settings stay as it began; start another run to change them.';
-        END IF;
-      END LOOP;
-      RETURN stored;
-    END IF;
-    -- Defaults, some following others.
-    FOR spec IN SELECT * FROM pgmate.learning_options WHERE NOT per_call AND default_value IS NOT NULL LOOP
-      IF NOT resolved ? spec.name THEN
-        resolved := resolved || jsonb_build_object(spec.name, spec.default_value);
-      END IF;
-    END LOOP;
-    IF NOT resolved ? 'cheap_simulations' THEN
-      resolved := resolved || jsonb_build_object('cheap_simulations', greatest(1, (resolved->>'simulations')::int / 4));
-    END IF;
-    IF NOT resolved ? 'arena_simulations' THEN
-      resolved := resolved || jsonb_build_object('arena_simulations', resolved->'simulations');
-    END IF;
-    IF NOT resolved ? 'pretrain_mix' THEN
-      resolved := resolved || jsonb_build_object('pretrain_mix', CASE WHEN resolved ? 'pretrain_data' THEN 0.5 ELSE 0 END);
-    END IF;
-    -- Fine-tuning a given network: a smaller step and a firmer hold on its policy, chosen on
-    -- validation games (bench/RESULTS.md, "learn"): at the learning rate of a new network
-    -- the first 100 steps cost it two points of top-1 on games it never saw.
-    IF NOT resolved ? 'lr' THEN
-      resolved := resolved || jsonb_build_object('lr', CASE WHEN given ? 'network' THEN 0.0003 ELSE 0.001 END);
-    END IF;
-    IF NOT resolved ? 'kl_weight' THEN
-      resolved := resolved || jsonb_build_object('kl_weight', CASE WHEN given ? 'network' THEN 1.0 ELSE 0 END);
-    END IF;
-    IF NOT resolved ? 'seed' THEN
-      resolved := resolved || jsonb_build_object('seed', floor(random() * 2147483647)::bigint);
-    END IF;
-    IF (resolved->>'pretrain_mix')::float8 > 0 AND NOT resolved ? 'pretrain_data' THEN
-      RAISE EXCEPTION 'learn option "pretrain_mix": % needs "pretrain_data", a query of pretraining rows',
-        resolved->'pretrain_mix' USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF (resolved->>'arena_games')::int % 2 <> 0 OR (resolved->>'veto_games')::int % 2 <> 0
-       OR (resolved->>'sanity_games')::int % 2 <> 0 THEN
-      RAISE EXCEPTION 'learn options "arena_games", "veto_games" and "sanity_games" must be even (games are played in pairs, colours swapped)'
-        USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF resolved ? 'promotion_elo1' AND (resolved->>'promotion_elo1')::float8 <= (resolved->>'promotion_elo0')::float8 THEN
-      RAISE EXCEPTION 'learn option "promotion_elo1" (%) must be above "promotion_elo0" (%)',
-        resolved->'promotion_elo1', resolved->'promotion_elo0' USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF (resolved->>'veto_threshold')::float8 >= (resolved->>'promotion_threshold')::float8 THEN
-      RAISE EXCEPTION 'learn option "veto_threshold" (%) must be below "promotion_threshold" (%)',
-        resolved->'veto_threshold', resolved->'promotion_threshold' USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF resolved->>'openings' = 'eco' AND NOT EXISTS (SELECT 1 FROM pgmate.openings) THEN
-      RAISE EXCEPTION 'learn option "openings": "eco" needs the ECO lines in pgmate.openings'
-        USING ERRCODE = 'invalid_parameter_value',
-              HINT = 'Load them with pgmate import --openings, or give "openings": "startpos".';
-    END IF;
-    RETURN resolved;
-  END
-  $$;
+  AS 'MODULE_PATHNAME', 'learning_settings' LANGUAGE C STABLE;
+COMMENT ON FUNCTION pgmate.learning_settings(jsonb, jsonb) IS
+  'a learning run''s settings: the options checked and completed with their defaults, or an existing run''s stored settings checked against the options of a call';
 
 -- A new run's batch and learning rate on the worker's device, where the caller gave none: a
 -- CUDA worker trains 1,024 positions a step, since 128 leaves most of a GPU idle (the GPU
@@ -283,64 +169,22 @@ CREATE FUNCTION pgmate.learning_settings(given jsonb, stored jsonb DEFAULT NULL)
 -- default learning rate times sqrt(1024 / 128), the square-root rule for Adam with a larger
 -- batch. A CPU worker keeps 128.
 CREATE FUNCTION pgmate.learning_device_defaults(settings jsonb, given jsonb, device text) RETURNS jsonb
-  LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE SET search_path = pg_catalog, pg_temp
-  AS $$
-    SELECT CASE WHEN given ? 'batch' OR device NOT LIKE 'cuda%' THEN settings
-                ELSE settings || jsonb_build_object('batch', 1024)
-                     || CASE WHEN given ? 'lr' THEN '{}'::jsonb
-                             ELSE jsonb_build_object('lr', round((settings->>'lr')::numeric * sqrt(8.0), 6)) END
-           END
-  $$;
+  AS 'MODULE_PATHNAME', 'learning_device_defaults' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION pgmate.learning_device_defaults(jsonb, jsonb, text) IS
   'a new learning run''s batch and learning rate on a CUDA worker where not given: 1024 and the default rate times sqrt(8)';
 
 -- The options by name, the same in jsonb and as `pgmate learn --option KEY=VALUE`: kind,
 -- bounds or choices, default (NULL: computed, see learning_settings), per call or a setting.
+CREATE FUNCTION pgmate.learning_option_list(OUT "position" int, OUT name text, OUT kind text, OUT low text,
+                                            OUT high text, OUT choices text[], OUT default_value text,
+                                            OUT per_call boolean, OUT description text)
+  RETURNS SETOF record AS 'MODULE_PATHNAME', 'learning_option_list' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION pgmate.learning_option_list() IS
+  'the rows of pgmate.learning_options, from the table of options in core/learning/settings.cpp';
 CREATE VIEW pgmate.learning_options AS
-  SELECT * FROM (VALUES
-    (1, 'network', 'int', 1, 9.2e18, NULL::text[], NULL::jsonb, true,
-        'a new run starts from this network (default: a new network of the preset)'),
-    (2, 'preset', 'text', NULL, NULL, '{tiny,small,seed}', '"small"', false, 'network preset of a new run without network'),
-    (3, 'games', 'int', 1, 100000, NULL, '32', false, 'self-play games per iteration'),
-    (4, 'simulations', 'int', 1, 100000, NULL, '32', false, 'search simulations per move in self-play'),
-    (5, 'search', 'text', NULL, NULL, '{puct,gumbel}', '"gumbel"', false, 'self-play root search'),
-    (6, 'parallel', 'int', 1, 4096, NULL, '16', false, 'self-play games in progress at once'),
-    (7, 'max_plies', 'int', 10, 100000, NULL, '300', false, 'self-play and arena games end as draws after this many plies'),
-    (8, 'full_search_fraction', 'number', 0, 1, NULL, '1', false, 'share of moves searched in full (playout cap randomization); the rest get cheap_simulations and are no policy target'),
-    (9, 'cheap_simulations', 'int', 1, 100000, NULL, NULL, false, 'simulations of a cheap search (default: simulations / 4)'),
-    (10, 'steps', 'int', 1, 10000000, NULL, NULL, false, 'training steps per iteration (default: as many as samples_per_position asks for)'),
-    (11, 'batch', 'int', 1, 8192, NULL, '128', false, 'positions per training step (a new run on a CUDA worker: 1024, see learning_device_defaults)'),
-    (12, 'lr', 'number', 1e-7, 10, NULL, NULL, false, 'AdamW learning rate (default 0.0003 when the run starts from a network, else 0.001, times sqrt(8) with the CUDA batch of 1024; escalation level 2 halves it)'),
-    (13, 'optimizer_state', 'text', NULL, NULL, '{carry,fresh}', '"carry"', false, 'carry: each training continues the AdamW moments of the one that made the current network (a veto starts afresh); fresh: a new optimizer every iteration'),
-    (14, 'window', 'int', 1, 100000000, NULL, '20000', false, 'newest self-play positions trained on'),
-    (15, 'pretrain_mix', 'number', 0, 0.95, NULL, NULL, false, 'share of pretraining rows in the training data (default 0.5 with pretrain_data, else 0)'),
-    (16, 'pretrain_data', 'text', NULL, NULL, NULL, NULL, false, 'a query of pretraining rows: board, history, repetitions, played, wdl (as pgmate.game_targets)'),
-    (17, 'kl_weight', 'number', 0, 100, NULL, NULL, false, 'weight of KL to the start network (default 1 when the run starts from a network, else 0)'),
-    (18, 'value_target', 'text', NULL, NULL, '{z,q,mix}', '"z"', false, 'value target: game result z, search value q, or a mix'),
-    (19, 'q_ratio', 'number', 0, 1, NULL, '0.5', false, 'share of q in the value target with value_target mix'),
-    (20, 'sample_one_in', 'int', 1, 1000, NULL, '1', false, 'train on 1 of every k positions of a game'),
-    (21, 'holdout', 'text', NULL, NULL, NULL, NULL, false, 'a query of held-out rows, measured after every training'),
-    (22, 'arena_interval', 'int', 1, 1000, NULL, '4', false, 'iterations between arena rounds (the candidate of the iterations between goes on training, the best network plays self-play)'),
-    (23, 'arena_games', 'int', 2, 100000, NULL, '100', false, 'games of the candidate against the best network (100: a 50-Elo-better candidate is promoted about half the time at a draw rate of 30%, see docs/learning.md)'),
-    (24, 'arena_simulations', 'int', 1, 100000, NULL, NULL, false, 'simulations per move in arena games (default: simulations)'),
-    (25, 'arena_search', 'text', NULL, NULL, '{puct,gumbel}', '"puct"', false, 'root search of the networks in arena games'),
-    (26, 'promotion_threshold', 'number', 0, 1, NULL, NULL, false, 'promotion by score instead of promotion_los: a score against the best network of at least this promotes'),
-    (27, 'promotion_elo0', 'number', -1000, 1000, NULL, '0', false, 'with promotion_elo1: the SPRT''s H0, the Elo (over the best) that must not promote'),
-    (28, 'promotion_elo1', 'number', -1000, 1000, NULL, NULL, false, 'promotion by SPRT (H1: this Elo over the best, alpha = beta = 0.05; arena_games the most games): promoted only when H1 is accepted; it comes before promotion_threshold and promotion_los'),
-    (29, 'veto_threshold', 'number', 0, 1, NULL, NULL, false, 'veto by score instead of veto_los: a score below this against the best, an older or the start network vetoes'),
-    (30, 'veto_games', 'int', 0, 100000, NULL, '0', false, 'games against an older best and the start network in each arena round (0: none)'),
-    (31, 'sanity_games', 'int', 0, 100000, NULL, '10', false, 'games against random and mcts:arena_simulations, recorded every sanity_interval arena rounds'),
-    (32, 'kl_warning', 'number', 0, 100, NULL, '0.15', false, 'a KL above this is warned about'),
-    (33, 'kl_arena', 'number', 0, 100, NULL, '0.3', false, 'a KL above this calls an arena round at once'),
-    (34, 'seed', 'int', 0, 9.2e18, NULL, NULL, false, 'seeds self-play, sampling and arena openings (default: random)'),
-    (35, 'openings', 'text', NULL, NULL, '{eco,startpos}', '"eco"', false, 'arena openings: pgmate.openings drawn by the seed (pgmate import --openings loads them), or the start position'),
-    (36, 'stop_after', 'text', NULL, NULL, '{selfplay,training}', NULL, true, 'this call stops after that step of its first iteration (the iteration stays in progress)'),
-    (37, 'promotion_los', 'number', 0.5, 1, NULL, '0.95', false, 'the candidate is promoted when its likelihood of superiority over the best network (pentanomial, arena_games games) is at least this: an equal network is promoted 1 - promotion_los of the time'),
-    (38, 'veto_los', 'number', 0, 0.49, NULL, '0.01', false, 'the candidate is vetoed when its likelihood of superiority over the best (or an older or the start) network is below this'),
-    (39, 'sanity_interval', 'int', 1, 1000, NULL, '5', false, 'arena rounds between the sanity games (against random and pure MCTS)'),
-    (40, 'samples_per_position', 'number', 0.01, 1000, NULL, '3', false, 'without steps: each iteration trains ceil(this x its new self-play positions / (batch x (1 - pretraining share))) steps, so a position is drawn about this often while in the window, however full the window'),
-    (41, 'kl_reference', 'text', NULL, NULL, '{start,best}', '"start"', false, 'the network the KL term holds the candidate to: the start network, or the best network when the iteration began')
-  ) AS o (position, name, kind, low, high, choices, default_value, per_call, description);
+  SELECT o.position, o.name, o.kind, o.low::numeric AS low, o.high::numeric AS high, o.choices,
+         o.default_value::jsonb AS default_value, o.per_call, o.description
+  FROM pgmate.learning_option_list() o;
 COMMENT ON VIEW pgmate.learning_options IS 'the options of CALL pgmate.learn and pgmate learn: kind, bounds, default, meaning';
 
 -- The decision after an arena round (pure, so it is tested on its own), from the match
@@ -352,20 +196,8 @@ COMMENT ON VIEW pgmate.learning_options IS 'the options of CALL pgmate.learn and
 --   the 1 - promotion_los level (docs/learning.md, "The gate"); with promotion_threshold, when its
 --   score is at least that; with promotion_elo1, when its SPRT accepted H1;
 -- - else 'kept'.
-CREATE FUNCTION pgmate.learning_gate(best jsonb, vetoes jsonb[], settings jsonb)
-  RETURNS text LANGUAGE sql IMMUTABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp
-  AS $$
-    SELECT CASE
-      WHEN EXISTS (SELECT 1 FROM unnest(array_append(vetoes, best)) m
-                   WHERE CASE WHEN settings ? 'veto_threshold'
-                              THEN (m->>'score')::float8 < (settings->>'veto_threshold')::float8
-                              ELSE (m->>'los')::float8 < (settings->>'veto_los')::float8 END) THEN 'vetoed'
-      WHEN CASE WHEN settings ? 'promotion_elo1' THEN best->>'sprt' = 'H1'
-                WHEN settings ? 'promotion_threshold'
-                  THEN (best->>'score')::float8 >= (settings->>'promotion_threshold')::float8
-                ELSE (best->>'los')::float8 >= (settings->>'promotion_los')::float8 END THEN 'promoted'
-      ELSE 'kept' END
-  $$;
+CREATE FUNCTION pgmate.learning_gate(best jsonb, vetoes jsonb[], settings jsonb) RETURNS text
+  AS 'MODULE_PATHNAME', 'learning_gate' LANGUAGE C IMMUTABLE PARALLEL SAFE;
 COMMENT ON FUNCTION pgmate.learning_gate(jsonb, jsonb[], jsonb) IS
   'promoted, kept or vetoed from the match against the best network, the veto matches and the run''s settings';
 
@@ -379,14 +211,7 @@ COMMENT ON FUNCTION pgmate.learning_gate(jsonb, jsonb[], jsonb) IS
 CREATE FUNCTION pgmate.learning_escalation(level int, pretrain_mix float8, lr float8, current_share float8,
                                            OUT exclude_share float8, OUT new_pretrain_mix float8,
                                            OUT new_lr float8, OUT new_current_share float8)
-  LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE SET search_path = pg_catalog, pg_temp
-  AS $$
-    SELECT CASE level WHEN 1 THEN 0.25 WHEN 4 THEN 0.5 ELSE 0 END,
-           CASE level WHEN 1 THEN least(pretrain_mix + 0.2, 0.95) WHEN 4 THEN greatest(pretrain_mix, 0.8)
-                      ELSE pretrain_mix END,
-           CASE level WHEN 2 THEN lr / 2 ELSE lr END,
-           CASE level WHEN 3 THEN 0.3 ELSE current_share END
-  $$;
+  AS 'MODULE_PATHNAME', 'learning_escalation' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION pgmate.learning_escalation(int, float8, float8, float8) IS
   'a veto''s escalation at a level (1..4): share of the window''s newest games to exclude, new pretraining share, learning rate and share of self-play games played by the current network';
 

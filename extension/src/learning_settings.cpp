@@ -1,0 +1,199 @@
+// The pure parts of the learning loop in SQL: its options (pgmate.learning_options), a run's
+// settings checked and completed (pgmate.learning_settings, pgmate.learning_device_defaults),
+// the gate and escalation (pgmate.learning_gate, pgmate.learning_escalation). Each is a thin
+// wrapper of core/learning.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "datum.h"
+#include "guard.h"
+#include "learning/gate.h"
+#include "learning/settings.h"
+#include "procedure.h"
+
+extern "C" {
+#include "executor/spi.h"
+}
+
+using namespace pgmate;
+
+namespace {
+
+// A jsonb value: its type and text as jsonb writes it, and an object's members.
+struct JsonbInput {
+  learning::JsonType type = learning::JsonType::Null;
+  std::string json;
+  learning::JsonObject members;
+};
+
+std::string jsonb_text(JsonbContainer* container, int length) { return JsonbToCString(nullptr, container, length); }
+
+learning::JsonType type_of(const JsonbValue& v) {
+  switch (v.type) {
+    case jbvString: return learning::JsonType::String;
+    case jbvNumeric: return learning::JsonType::Number;
+    case jbvBool: return learning::JsonType::Boolean;
+    case jbvBinary:
+      return JsonContainerIsObject(v.val.binary.data) ? learning::JsonType::Object : learning::JsonType::Array;
+    default: return learning::JsonType::Null;
+  }
+}
+
+JsonbInput read_jsonb(Datum datum) {
+  JsonbInput in;
+  pg::pg_call([&] {
+    Jsonb* j = DatumGetJsonbP(datum);
+    in.json = jsonb_text(&j->root, VARSIZE(j));
+    if (!JB_ROOT_IS_OBJECT(j)) {
+      in.type = JB_ROOT_IS_SCALAR(j) ? learning::JsonType::Number : learning::JsonType::Array;
+      return;
+    }
+    in.type = learning::JsonType::Object;
+    JsonbIterator* it = JsonbIteratorInit(&j->root);
+    JsonbValue v;
+    JsonbIteratorToken token;
+    std::string key;
+    while ((token = JsonbIteratorNext(&it, &v, true)) != WJB_DONE) {
+      if (token == WJB_KEY) {
+        key.assign(v.val.string.val, std::size_t(v.val.string.len));
+      } else if (token == WJB_VALUE) {
+        learning::JsonValue value;
+        value.type = type_of(v);
+        Jsonb* one = JsonbValueToJsonb(&v);
+        value.json = jsonb_text(&one->root, VARSIZE(one));
+        value.text = v.type == jbvString ? std::string(v.val.string.val, std::size_t(v.val.string.len)) : value.json;
+        in.members[key] = std::move(value);
+      }
+    }
+  });
+  return in;
+}
+
+Datum jsonb_of(const learning::JsonObject& object) {
+  const std::string text = learning::object_json(object);
+  return pg::pg_call([&] { return DirectFunctionCall1(jsonb_in, CStringGetDatum(text.c_str())); });
+}
+
+// 22023 with the option's message and hint.
+[[noreturn]] void raise(const learning::OptionError& e) {
+  const std::string message = e.what(), hint = e.hint();
+  pg::pg_call([&] {
+    ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE), errmsg("%s", message.c_str()),
+                    hint.empty() ? 0 : errhint("%s", hint.c_str())));
+  });
+  throw std::logic_error("unreachable");
+}
+
+learning::SettingsContext database_context() {
+  learning::SettingsContext context;
+  context.have_eco_openings = [] {
+    return pg::pinned_sql([] {
+      SPI_connect();
+      SPI_execute("SELECT EXISTS (SELECT 1 FROM pgmate.openings)", true, 1);
+      bool is_null = true;
+      const bool found = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &is_null));
+      SPI_finish();
+      return found;
+    });
+  };
+  context.random_seed = [] { return std::int64_t(pg::fresh_seed() % 2147483647); };
+  return context;
+}
+
+}  // namespace
+
+// pgmate.learning_settings(given jsonb, stored jsonb DEFAULT NULL) RETURNS jsonb: a new
+// run's settings, or (with `stored`) the stored settings checked again and every given
+// option equal to the stored one.
+PGMATE_FUNCTION(learning_settings) {
+  JsonbInput given;
+  given.type = learning::JsonType::Object;
+  given.json = "{}";
+  if (!PG_ARGISNULL(0)) given = read_jsonb(PG_GETARG_DATUM(0));
+  try {
+    learning::require_object(given.type, given.json);
+    const learning::SettingsContext context = database_context();
+    if (PG_NARGS() < 2 || PG_ARGISNULL(1)) return jsonb_of(learning::new_run_settings(given.members, context));
+    const JsonbInput stored = read_jsonb(PG_GETARG_DATUM(1));
+    if (stored.type != learning::JsonType::Object)
+      throw learning::OptionError("the learning run's stored settings are not valid: learn options must be a JSON "
+                                  "object, not " + stored.json);
+    learning::check_call_against_stored(given.members, stored.members, context);
+    PG_RETURN_DATUM(PG_GETARG_DATUM(1));
+  } catch (const learning::OptionError& e) {
+    raise(e);
+  }
+}
+
+// pgmate.learning_device_defaults(settings jsonb, given jsonb, device text) RETURNS jsonb
+PGMATE_FUNCTION(learning_device_defaults) {
+  const JsonbInput settings = read_jsonb(PG_GETARG_DATUM(0));
+  const JsonbInput given = read_jsonb(PG_GETARG_DATUM(1));
+  return jsonb_of(learning::device_defaults(settings.members, given.members, pg::text_arg(fcinfo, 2)));
+}
+
+// pgmate.learning_gate(best jsonb, vetoes jsonb[], settings jsonb) RETURNS text; a NULL
+// decides nothing, as in SQL.
+PGMATE_FUNCTION(learning_gate) {
+  const auto object = [&](int n) { return PG_ARGISNULL(n) ? learning::JsonObject{} : read_jsonb(PG_GETARG_DATUM(n)).members; };
+  std::vector<learning::MatchOutcome> vetoes;
+  if (!PG_ARGISNULL(1)) {
+    Datum* elements = nullptr;
+    bool* nulls = nullptr;
+    int count = 0;
+    pg::pg_call([&] {
+      ArrayType* array = PG_GETARG_ARRAYTYPE_P(1);
+      deconstruct_array(array, JSONBOID, -1, false, TYPALIGN_INT, &elements, &nulls, &count);
+    });
+    for (int i = 0; i < count; ++i)
+      vetoes.push_back(learning::match_outcome(nulls[i] ? learning::JsonObject{} : read_jsonb(elements[i]).members));
+  }
+  const std::string decision = learning::gate_decision(learning::match_outcome(object(0)), vetoes, object(2));
+  return pg::text_datum(decision);
+}
+
+// pgmate.learning_escalation(level, pretrain_mix, lr, current_share) -> the four outputs
+PGMATE_FUNCTION(learning_escalation) {
+  const learning::Escalation e =
+      learning::escalation(PG_GETARG_INT32(0), PG_GETARG_FLOAT8(1), PG_GETARG_FLOAT8(2), PG_GETARG_FLOAT8(3));
+  return pg::pg_call([&] {
+    TupleDesc desc;
+    if (get_call_result_type(fcinfo, nullptr, &desc) != TYPEFUNC_COMPOSITE)
+      ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED), errmsg("a record is returned here")));
+    desc = BlessTupleDesc(desc);
+    Datum values[4] = {Float8GetDatum(e.exclude_share), Float8GetDatum(e.new_pretrain_mix), Float8GetDatum(e.new_lr),
+                       Float8GetDatum(e.new_current_share)};
+    bool nulls[4] = {false, false, false, false};
+    return HeapTupleGetDatum(heap_form_tuple(desc, values, nulls));
+  });
+}
+
+// pgmate.learning_option_list(): the rows of pgmate.learning_options, bounds and defaults as text
+PGMATE_FUNCTION(learning_option_list) {
+  pg::pg_call([&] { InitMaterializedSRF(fcinfo, 0); });
+  ReturnSetInfo* rsinfo = reinterpret_cast<ReturnSetInfo*>(fcinfo->resultinfo);
+  for (const auto& spec : learning::option_specs()) {
+    pg::pg_call([&] {
+      Datum choices = 0;
+      if (!spec.choices.empty()) {
+        Datum items[8];
+        int n = 0;
+        for (const char* c : spec.choices) items[n++] = CStringGetTextDatum(c);
+        choices = PointerGetDatum(construct_array(items, n, TEXTOID, -1, false, TYPALIGN_INT));
+      }
+      Datum values[9] = {Int32GetDatum(spec.position),
+                         CStringGetTextDatum(spec.name),
+                         CStringGetTextDatum(learning::kind_name(spec.kind)),
+                         spec.low ? CStringGetTextDatum(spec.low) : 0,
+                         spec.high ? CStringGetTextDatum(spec.high) : 0,
+                         choices,
+                         spec.default_json ? CStringGetTextDatum(spec.default_json) : 0,
+                         BoolGetDatum(spec.per_call),
+                         CStringGetTextDatum(spec.description)};
+      bool nulls[9] = {false, false, false, !spec.low, !spec.high, spec.choices.empty(), !spec.default_json, false, false};
+      tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+    });
+  }
+  return Datum(0);
+}
