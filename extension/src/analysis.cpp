@@ -379,15 +379,8 @@ PGMATE_FUNCTION(analyse_procedure) {
   std::unique_ptr<analysis::NetworkAnalyser> network_analyser;
   std::string engine, limits_text;
   if (network) {
-    const worker::NetworkKey key = pg::network_key(spec.network);  // checks the caller may read it
-    worker::WorkerClient* client = nullptr;
-    try {
-      client = &pg::worker_client();
-    } catch (...) {
-      pg::rethrow_worker_failure();
-    }
-    evaluator = std::make_unique<worker::WorkerEvaluator>(
-        *client, key, [client](const worker::NetworkKey& k) { pg::load_network_into(*client, k, true); });
+    worker::NetworkKey key;
+    evaluator = pg::network_evaluator(spec.network, &key);  // checks the caller may read it
     analysis::NetworkAnalyserConfig nc;
     nc.search = spec.search;
     nc.parallel = parallel;
@@ -397,15 +390,10 @@ PGMATE_FUNCTION(analyse_procedure) {
     trees.parallel = parallel;
     trees.games = parallel;
     trees.cache_entries = 0;
-    if (const std::size_t need = mcts::estimated_memory_bytes(trees),
-        budget = std::size_t(pg::selfplay_tree_memory_mb) << 20;
-        need > budget)
-      throw pg::SqlError(ERRCODE_PROGRAM_LIMIT_EXCEEDED,
-                         "a network analysis with " + std::to_string(parallel) + " searches at once of " +
-                             std::to_string(spec.search.simulations) + " simulations needs about " +
-                             std::to_string(need >> 20) + " MB, more than pgmate.selfplay_tree_memory (" +
-                             std::to_string(pg::selfplay_tree_memory_mb) + " MB): lower parallel or the simulations, " +
-                             "or raise the setting");
+    pg::check_tree_memory(mcts::estimated_memory_bytes(trees),
+                          "a network analysis with " + std::to_string(parallel) + " searches at once of " +
+                              std::to_string(spec.search.simulations) + " simulations needs",
+                          "lower parallel or the simulations");
     network_analyser = std::make_unique<analysis::NetworkAnalyser>(*evaluator, nc);
     engine = analysis::network_engine_name(spec.network, key.sha256_hex());
     limits_text = analysis::network_limits_text(spec);

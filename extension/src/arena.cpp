@@ -399,11 +399,7 @@ PGMATE_FUNCTION(arena_procedure) {
     trees.cache_entries = 0;
     need += mcts::estimated_memory_bytes(trees);
   }
-  if (const std::size_t budget = std::size_t(pg::selfplay_tree_memory_mb) << 20; need > budget)
-    throw pg::SqlError(ERRCODE_PROGRAM_LIMIT_EXCEEDED,
-                       "this match's search trees need about " + std::to_string(need >> 20) +
-                           " MB, more than pgmate.selfplay_tree_memory (" + std::to_string(pg::selfplay_tree_memory_mb) +
-                           " MB): lower parallel or the simulations, or raise the setting");
+  pg::check_tree_memory(need, "this match's search trees need", "lower parallel or the simulations");
 
   std::vector<arena::Opening> openings =
       options.openings == "eco" ? eco_openings() : arena::start_position_opening();
@@ -411,15 +407,7 @@ PGMATE_FUNCTION(arena_procedure) {
 
   std::vector<std::unique_ptr<worker::WorkerEvaluator>> evaluators;
   const auto evaluator_for = [&](const arena::PlayerSpec& spec) -> mcts::Evaluator& {
-    const worker::NetworkKey key = pg::network_key(spec.network);  // checks the caller may read it
-    worker::WorkerClient* client = nullptr;
-    try {
-      client = &pg::worker_client();
-    } catch (...) {
-      pg::rethrow_worker_failure();
-    }
-    evaluators.push_back(std::make_unique<worker::WorkerEvaluator>(
-        *client, key, [client](const worker::NetworkKey& k) { pg::load_network_into(*client, k, true); }));
+    evaluators.push_back(pg::network_evaluator(spec.network));  // checks the caller may read it
     return *evaluators.back();
   };
   const bool has_network = specs[0].type == arena::PlayerType::kNetwork || specs[1].type == arena::PlayerType::kNetwork;

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "guard.h"
+#include "worker_link.h"
 
 extern "C" {
 #include "executor/spi.h"
@@ -100,6 +101,27 @@ void load_network_into(worker::WorkerClient& client, const worker::NetworkKey& k
     throw SqlError(ERRCODE_INVALID_PARAMETER_VALUE,
                    "network " + std::to_string(key.id) + " changed while in use (its weights were updated)");
   client.load_network(row.key, row.config, row.weights);
+}
+
+std::unique_ptr<worker::WorkerEvaluator> network_evaluator(std::int64_t id, worker::NetworkKey* key) {
+  const worker::NetworkKey row_key = network_key(id);
+  worker::WorkerClient* client = nullptr;
+  try {
+    client = &worker_client();
+  } catch (...) {
+    rethrow_worker_failure();
+  }
+  if (key) *key = row_key;
+  return std::make_unique<worker::WorkerEvaluator>(
+      *client, row_key, [client](const worker::NetworkKey& k) { load_network_into(*client, k, true); });
+}
+
+void check_tree_memory(std::size_t need, const std::string& what, const std::string& advice) {
+  if (need <= std::size_t(selfplay_tree_memory_mb) << 20) return;
+  throw SqlError(ERRCODE_PROGRAM_LIMIT_EXCEEDED, what + " about " + std::to_string(need >> 20) +
+                                                     " MB, more than pgmate.selfplay_tree_memory (" +
+                                                     std::to_string(selfplay_tree_memory_mb) + " MB): " + advice +
+                                                     ", or raise the setting");
 }
 
 }  // namespace pgmate::pg

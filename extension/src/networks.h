@@ -4,10 +4,13 @@
 // weights (the generated column weights_sha256), so a changed row is a new network to it.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "link/worker_client.h"
+#include "link/worker_evaluator.h"
 
 namespace pgmate::pg {
 
@@ -31,5 +34,16 @@ NetworkRow read_network(std::int64_t id);
 // call in with_worker or rethrow_worker_failure).
 void load_network_into(worker::WorkerClient& client, const worker::NetworkKey& key,
                        bool fail_if_changed);
+
+// An evaluator of network `id` on this backend's worker, for a search that runs here
+// (self-play, arena, a network's analysis). Reading the row checks the caller may read it;
+// the worker is connected now, so one that is down fails the call before any work; the
+// search uses this version of the row throughout (`key`, when given, gets its key).
+std::unique_ptr<worker::WorkerEvaluator> network_evaluator(std::int64_t id, worker::NetworkKey* key = nullptr);
+
+// The search trees live in this backend: 54000 before anything is built when `need` bytes
+// are more than pgmate.selfplay_tree_memory. The message reads "<what> about N MB, more
+// than pgmate.selfplay_tree_memory (M MB): <advice>, or raise the setting".
+void check_tree_memory(std::size_t need, const std::string& what, const std::string& advice);
 
 }  // namespace pgmate::pg

@@ -231,28 +231,17 @@ PGMATE_FUNCTION(selfplay_procedure) {
   }
   if (!seeded) config.seed = pg::fresh_seed();
   // The trees live in this backend: refuse what would not fit before building anything.
-  const std::size_t budget = std::size_t(pg::selfplay_tree_memory_mb) << 20;
-  if (const std::size_t need = mcts::estimated_memory_bytes(config); need > budget)
-    throw pg::SqlError(ERRCODE_PROGRAM_LIMIT_EXCEEDED,
-                       "self-play with " + std::to_string(std::min(config.parallel, config.games)) + " games at once, " +
-                           std::to_string(config.search.simulations) + " simulations and a cache of " +
-                           std::to_string(mcts::cache_entries_of(config)) + " entries needs about " +
-                           std::to_string(need >> 20) + " MB, more than pgmate.selfplay_tree_memory (" +
-                           std::to_string(pg::selfplay_tree_memory_mb) + " MB): lower parallel, simulations or " +
-                           "cache_entries, or raise the setting");
+  pg::check_tree_memory(mcts::estimated_memory_bytes(config),
+                        "self-play with " + std::to_string(std::min(config.parallel, config.games)) +
+                            " games at once, " + std::to_string(config.search.simulations) +
+                            " simulations and a cache of " + std::to_string(mcts::cache_entries_of(config)) +
+                            " entries needs",
+                        "lower parallel, simulations or cache_entries");
 
   std::unique_ptr<mcts::Evaluator> evaluator;
   if (network) {
-    // Reading the row checks the caller's privileges; the run uses this version throughout.
-    const worker::NetworkKey key = pg::network_key(*network);
-    worker::WorkerClient* client = nullptr;
-    try {
-      client = &pg::worker_client();  // connects now: a worker that is down fails the call before any game
-    } catch (...) {
-      pg::rethrow_worker_failure();
-    }
-    evaluator = std::make_unique<worker::WorkerEvaluator>(
-        *client, key, [client](const worker::NetworkKey& k) { pg::load_network_into(*client, k, true); });
+    // The run uses this version of the network throughout.
+    evaluator = pg::network_evaluator(*network);
   } else {
     // Its own stream: Rng(seed) would overlap the games' streams mix64(seed + i).
     evaluator = std::make_unique<mcts::RolloutEvaluator>(mcts::mix64(config.seed ^ 0x726f6c6c6f757473ULL));
