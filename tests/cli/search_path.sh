@@ -47,7 +47,9 @@ q "CREATE SCHEMA sp_hostile AUTHORIZATION sp_hostile; GRANT USAGE ON SCHEMA sp_h
 
 # ------------------------------------------------------------------ the shadows
 # The names pgmate's SQL uses: words before "(" in the install script and the C sources.
-names=$(cat "$root"/extension/sql/*.sql "$root"/extension/*.cpp |
+sources=("$root"/extension/sql/*.sql "$root"/extension/src/*.cpp)
+for f in "${sources[@]}"; do [ -f "$f" ] || { echo "search path: no source $f" >&2; exit 1; }; done
+names=$(cat "${sources[@]}" |
         grep -oE '\b[a-z_][a-z0-9_]*[[:space:]]*\(' | tr -d ' (' | sort -u | paste -sd, -)
 psql -X -q -v ON_ERROR_STOP=1 -d "$DB" -U sp_hostile -v names="$names" >"$log" 2>&1 <<'SQL'
 SET search_path = pg_catalog;
