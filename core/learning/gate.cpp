@@ -18,6 +18,17 @@ std::optional<double> number_in(const JsonObject& object, const char* key) {
   return x;
 }
 
+// A member as SQL's ->> gives it ("" for NULL, as format's %s writes one), or rounded as
+// round(x::numeric, places) prints it.
+std::string text_in(const JsonObject& object, const char* key) {
+  const auto it = object.find(key);
+  return it == object.end() || it->second.type == JsonType::Null ? "" : it->second.text;
+}
+std::string rounded_in(const JsonObject& object, const char* key, int places) {
+  const std::string text = text_in(object, key);
+  return text.empty() ? "" : round_decimal_literal(text, places);
+}
+
 bool below(const std::optional<double>& x, const std::optional<double>& limit) { return x && limit && *x < *limit; }
 
 }  // namespace
@@ -48,6 +59,31 @@ std::string gate_decision(const MatchOutcome& best, const std::vector<MatchOutco
     promoted = best.los && threshold && *best.los >= *threshold;
   }
   return promoted ? "promoted" : "kept";
+}
+
+std::string arena_reason(const JsonObject& best, const JsonObject* older, std::int64_t older_network,
+                         const JsonObject* start, const JsonObject& settings) {
+  std::string reason = "score " + rounded_in(best, "score", 3) + ", Elo " + rounded_in(best, "elo", 1) + " [" +
+                       rounded_in(best, "elo_lower", 1) + ", " + rounded_in(best, "elo_upper", 1) + "], LOS " +
+                       rounded_in(best, "los", 3) + " against the best network over " + text_in(best, "games") +
+                       " games";
+  const bool sprt = settings.count("promotion_elo1") > 0;
+  if (sprt) {
+    const std::string verdict = text_in(best, "sprt");
+    reason += ", SPRT [" + text_in(settings, "promotion_elo0") + ", " + text_in(settings, "promotion_elo1") + "]: " +
+              (verdict == "H1" ? "H1 accepted" : verdict == "H0" ? "H0 accepted" : "undecided");
+  } else if (settings.count("promotion_threshold")) {
+    reason += " (promotion at a score of " + text_in(settings, "promotion_threshold");
+  } else {
+    reason += " (promotion at LOS " + text_in(settings, "promotion_los");
+  }
+  reason += sprt ? " (" : ", ";
+  reason += settings.count("veto_threshold") ? "veto below a score of " + text_in(settings, "veto_threshold") + ")"
+                                             : "veto below LOS " + text_in(settings, "veto_los") + ")";
+  if (older)
+    reason += ", " + rounded_in(*older, "score", 3) + " against older network " + std::to_string(older_network);
+  if (start) reason += ", " + rounded_in(*start, "score", 3) + " against the start network";
+  return reason;
 }
 
 Escalation escalation(int level, double pretrain_mix, double lr, double current_share) {

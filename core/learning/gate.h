@@ -2,6 +2,7 @@
 // their own (pgmate.learning_gate and pgmate.learning_escalation are these).
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -30,6 +31,13 @@ std::string gate_decision(const MatchOutcome& best, const std::vector<MatchOutco
 // pretraining share by 20 points; level 2 halves the learning rate; level 3 has the
 // current network play 30% of self-play games; level 4 excludes 50% and sets the share to
 // 80%. A promotion undoes it all.
+// The reason of a decision after an arena round, as pgmate.learning_iterations keeps it:
+// the match against the best network (score, Elo with its interval, LOS, games), the rule
+// that decides, and the scores against an older best (`older`, network `older_network`) and
+// the start network when they were played (nullptr: not).
+std::string arena_reason(const JsonObject& best, const JsonObject* older, std::int64_t older_network,
+                         const JsonObject* start, const JsonObject& settings);
+
 struct Escalation {
   double exclude_share, new_pretrain_mix, new_lr, new_current_share;
 };

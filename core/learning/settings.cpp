@@ -286,26 +286,42 @@ std::string round_decimal(double x, int places) {
   if (!std::isfinite(x)) return x != x ? "NaN" : x > 0 ? "Infinity" : "-Infinity";
   // 15 significant digits, as float8 becomes numeric
   char buf[40];
-  std::snprintf(buf, sizeof buf, "%.14e", std::fabs(x));
+  std::snprintf(buf, sizeof buf, "%.14e", x);
+  return round_decimal_literal(buf, places);
+}
+
+std::string round_decimal_literal(const std::string& literal, int places) {
+  // [-]digits[.digits][e[+-]digits] as digits and the place of the decimal point in them
+  std::size_t i = 0;
+  const bool negative = !literal.empty() && literal[0] == '-';
+  if (negative || (!literal.empty() && literal[0] == '+')) ++i;
   std::string digits;
-  for (const char* p = buf; *p && *p != 'e'; ++p)
-    if (*p != '.') digits += *p;
-  const int exponent = std::atoi(std::strchr(buf, 'e') + 1);
-  // value = 0.digits x 10^(exponent + 1): `point` digits before the decimal point
-  int point = exponent + 1;
+  int point = -1;
+  for (; i < literal.size() && literal[i] != 'e' && literal[i] != 'E'; ++i) {
+    if (literal[i] == '.') {
+      point = int(digits.size());
+    } else if (literal[i] >= '0' && literal[i] <= '9') {
+      digits += literal[i];
+    } else {
+      return literal;  // not a decimal number: as it is
+    }
+  }
+  if (digits.empty()) return literal;
+  if (point < 0) point = int(digits.size());
+  if (i < literal.size()) point += std::atoi(literal.c_str() + i + 1);
   if (point <= 0) {
     digits = std::string(std::size_t(1 - point), '0') + digits;
     point = 1;
   }
   const std::size_t keep = std::size_t(point + places);
   if (digits.size() < keep + 1) digits.append(keep + 1 - digits.size(), '0');
-  const bool up = digits[keep] >= '5';
+  const bool up = digits[keep] >= '5';  // half away from zero
   digits.resize(keep);
   if (up) {
-    int i = int(keep) - 1;
-    for (; i >= 0 && digits[std::size_t(i)] == '9'; --i) digits[std::size_t(i)] = '0';
-    if (i >= 0) {
-      ++digits[std::size_t(i)];
+    int d = int(keep) - 1;
+    for (; d >= 0 && digits[std::size_t(d)] == '9'; --d) digits[std::size_t(d)] = '0';
+    if (d >= 0) {
+      ++digits[std::size_t(d)];
     } else {
       digits = "1" + digits;
       ++point;
@@ -318,7 +334,7 @@ std::string round_decimal(double x, int places) {
     out += '.';
     out.append(digits, std::size_t(point), std::string::npos);
   }
-  if (x < 0 && digits.find_first_not_of('0') != std::string::npos) out = "-" + out;
+  if (negative && digits.find_first_not_of('0') != std::string::npos) out = "-" + out;
   return out;
 }
 

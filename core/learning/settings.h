@@ -63,8 +63,8 @@ struct SettingsContext {
 };
 
 // A new run's settings from the caller's options, checked and completed with defaults
-// (per-call keys left out). `given_json` is the options' JSON text, for the message when
-// they are not an object (`given` is then ignored). Throws OptionError naming the option.
+// (per-call keys left out). Throws OptionError naming the option (require_object first
+// when the options might not be an object).
 JsonObject new_run_settings(const JsonObject& given, const SettingsContext& context);
 
 // An existing run's call: its stored settings checked again as a new run's would be, and
@@ -87,5 +87,7 @@ double number_of(const JsonObject& settings, const std::string& key);
 // What a SQL round(x::numeric, places) prints: decimal rounding, half away from zero, of
 // the value's 15 significant digits, with exactly `places` digits after the point.
 std::string round_decimal(double x, int places);
+// The same of a number as JSON or SQL writes it ("0.5", "-143.88", "1e-05"), digit by digit.
+std::string round_decimal_literal(const std::string& literal, int places);
 
 }  // namespace pgmate::learning

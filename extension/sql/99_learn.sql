@@ -201,6 +201,15 @@ CREATE FUNCTION pgmate.learning_gate(best jsonb, vetoes jsonb[], settings jsonb)
 COMMENT ON FUNCTION pgmate.learning_gate(jsonb, jsonb[], jsonb) IS
   'promoted, kept or vetoed from the match against the best network, the veto matches and the run''s settings';
 
+-- The reason of a decision after an arena round, as learning_iterations.reason keeps it:
+-- the match against the best network (score, Elo with its interval, LOS, games), the rule
+-- that decides, and the scores against an older best (network `older_network`) and the
+-- start network where those were played (NULL: not).
+CREATE FUNCTION pgmate.learning_reason(best jsonb, older jsonb, older_network bigint, start jsonb, settings jsonb)
+  RETURNS text AS 'MODULE_PATHNAME', 'learning_reason' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION pgmate.learning_reason(jsonb, jsonb, bigint, jsonb, jsonb) IS
+  'the reason of a learning run''s decision after an arena round: the match against the best network, the rule, the veto matches';
+
 -- What a veto at each escalation level does, on top of restoring the best network (the
 -- current network becomes the best again, and training starts with a fresh optimizer):
 -- level 1 excludes the newest 25% of the window's games and raises the pretraining share
@@ -677,25 +686,7 @@ CREATE PROCEDURE pgmate.learn(run text, iterations int, options jsonb DEFAULT '{
           arena := arena || jsonb_build_object('mcts', m);
         END IF;
         decision := pgmate.learning_gate(arena->'best', vetoes, s);
-        reason := format('score %s, Elo %s [%s, %s], LOS %s against the best network over %s games',
-                         round((arena->'best'->>'score')::numeric, 3), round((arena->'best'->>'elo')::numeric, 1),
-                         round((arena->'best'->>'elo_lower')::numeric, 1), round((arena->'best'->>'elo_upper')::numeric, 1),
-                         round((arena->'best'->>'los')::numeric, 3), arena->'best'->>'games')
-                  || CASE WHEN s ? 'promotion_elo1'
-                          THEN format(', SPRT [%s, %s]: %s', s->>'promotion_elo0', s->>'promotion_elo1',
-                                      CASE arena->'best'->>'sprt' WHEN 'H1' THEN 'H1 accepted'
-                                                                  WHEN 'H0' THEN 'H0 accepted' ELSE 'undecided' END)
-                          WHEN s ? 'promotion_threshold' THEN format(' (promotion at a score of %s', s->>'promotion_threshold')
-                          ELSE format(' (promotion at LOS %s', s->>'promotion_los') END
-                  || CASE WHEN s ? 'promotion_elo1' THEN ' (' ELSE ', ' END
-                  || CASE WHEN s ? 'veto_threshold' THEN format('veto below a score of %s)', s->>'veto_threshold')
-                          ELSE format('veto below LOS %s)', s->>'veto_los') END;
-        IF arena ? 'older' THEN
-          reason := reason || format(', %s against older network %s', round((arena->'older'->>'score')::numeric, 3), older);
-        END IF;
-        IF arena ? 'start' THEN
-          reason := reason || format(', %s against the start network', round((arena->'start'->>'score')::numeric, 3));
-        END IF;
+        reason := pgmate.learning_reason(arena->'best', arena->'older', older, arena->'start', s);
       ELSE
         decision := 'trained';
         reason := format('no arena round (every %s iterations)', s->>'arena_interval');

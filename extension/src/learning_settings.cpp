@@ -1,6 +1,6 @@
 // The pure parts of the learning loop in SQL: its options (pgmate.learning_options), a run's
 // settings checked and completed (pgmate.learning_settings, pgmate.learning_device_defaults),
-// the gate and escalation (pgmate.learning_gate, pgmate.learning_escalation). Each is a thin
+// the gate, its reason and escalation (pgmate.learning_gate, learning_reason, learning_escalation). Each is a thin
 // wrapper of core/learning.
 #include <cstdint>
 #include <string>
@@ -151,6 +151,17 @@ PGMATE_FUNCTION(learning_gate) {
   }
   const std::string decision = learning::gate_decision(learning::match_outcome(object(0)), vetoes, object(2));
   return pg::text_datum(decision);
+}
+
+// pgmate.learning_reason(best jsonb, older jsonb, older_network bigint, start jsonb,
+// settings jsonb) RETURNS text: a NULL older or start was not played.
+PGMATE_FUNCTION(learning_reason) {
+  const auto object = [&](int n) { return PG_ARGISNULL(n) ? learning::JsonObject{} : read_jsonb(PG_GETARG_DATUM(n)).members; };
+  const learning::JsonObject best = object(0), older = object(1), start = object(3), settings = object(4);
+  const std::string reason =
+      learning::arena_reason(best, PG_ARGISNULL(1) ? nullptr : &older, PG_ARGISNULL(2) ? 0 : PG_GETARG_INT64(2),
+                             PG_ARGISNULL(3) ? nullptr : &start, settings);
+  return pg::text_datum(reason);
 }
 
 // pgmate.learning_escalation(level, pretrain_mix, lr, current_share) -> the four outputs

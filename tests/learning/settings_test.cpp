@@ -167,3 +167,22 @@ TEST(LearningEscalation, ChangesOneThingALevel) {
   EXPECT_DOUBLE_EQ(four.new_current_share, 0.3);
   EXPECT_DOUBLE_EQ(escalation(1, 0.9, 0.001, 0).new_pretrain_mix, 0.95);
 }
+
+TEST(LearningGate, GivesItsReasonAsTheIterationKeepsIt) {
+  const JsonObject best = object({{"score", "0.5"}, {"elo", "0"}, {"elo_lower", "-143.88"}, {"elo_upper", "143.88"},
+                                  {"los", "0.5"}, {"games", "2"}, {"sprt", "\"continue\""}});
+  EXPECT_EQ(arena_reason(best, nullptr, 0, nullptr, object({{"promotion_los", "0.95"}, {"veto_los", "0.01"}})),
+            "score 0.500, Elo 0.0 [-143.9, 143.9], LOS 0.500 against the best network over 2 games (promotion at LOS "
+            "0.95, veto below LOS 0.01)");
+  const JsonObject older = object({{"score", "0.25"}}), start = object({{"score", "0.0625"}});
+  EXPECT_EQ(arena_reason(best, &older, 17, &start,
+                         object({{"promotion_elo0", "0"}, {"promotion_elo1", "10"}, {"veto_threshold", "0.35"}})),
+            "score 0.500, Elo 0.0 [-143.9, 143.9], LOS 0.500 against the best network over 2 games, SPRT [0, 10]: "
+            "undecided (veto below a score of 0.35), 0.250 against older network 17, 0.063 against the start network");
+  EXPECT_EQ(arena_reason(object({{"games", "4"}}), nullptr, 0, nullptr, object({{"promotion_threshold", "0.55"}})),
+            "score , Elo  [, ], LOS  against the best network over 4 games (promotion at a score of 0.55, veto below "
+            "LOS )");
+  EXPECT_EQ(round_decimal_literal("0.12349999999999999", 3), "0.123");
+  EXPECT_EQ(round_decimal_literal("1e-05", 6), "0.000010");
+  EXPECT_EQ(round_decimal_literal("-2.5", 0), "-3");
+}
