@@ -1,6 +1,6 @@
 // pgmate learn: runs iterations of a learning run through CALL pgmate.learn, one iteration
 // per call, so that the loop, its rows and its decisions are the extension's one
-// implementation (99_learn.sql) whoever drives it. The server's NOTICEs are the progress;
+// implementation (core/learning/loop.h in the extension) whoever drives it. The server's NOTICEs are the progress;
 // after each iteration its row of pgmate.learning_log is printed. Ctrl-C or a killed client
 // ends the backend's work at its next check (client_connection_check_interval): what was
 // in progress resumes with the same command.

@@ -14,15 +14,6 @@ CREATE FUNCTION pgmate.acting_role() RETURNS regrole
   AS $$ SELECT pg_catalog.to_regrole(pg_catalog.quote_ident(CURRENT_USER)) $$;
 COMMENT ON FUNCTION pgmate.acting_role() IS 'the current role (current_user) as a regrole: the owner of the rows it makes';
 
--- What a SET clause does, for the procedures that commit and so cannot carry one (learn,
--- learning_match): pgmate's search path until the transaction ends. It has no SET clause
--- of its own, which would undo the setting as it returns.
-CREATE FUNCTION pgmate.pin_search_path() RETURNS text
-  LANGUAGE sql VOLATILE
-  AS $$ SELECT pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true) $$;
-COMMENT ON FUNCTION pgmate.pin_search_path() IS
-  'sets search_path to pg_catalog, pg_temp until the transaction ends (for procedures that commit)';
-
 -- The role that logged in, which neither SET ROLE nor SET SESSION AUTHORIZATION changes:
 -- what runs in the session may always go back to it (RESET ROLE), so a stored query runs
 -- only in a session its owner logged in to (pgmate.learn).

@@ -1,7 +1,7 @@
 // pgmate.learning_chart: a learning run's iterations as two SVG charts, one above the
 // other: training losses, KL and held-out top-1; arena Elo against the best network with
 // its 95% interval, and the sanity scores against random and pure MCTS. The loop itself is
-// SQL (99_learn.sql): its steps are the procedures of self-play, training and the arena.
+// core/learning/loop.h, run by CALL pgmate.learn (learn.cpp).
 #include <cstdint>
 #include <string>
 #include <vector>

@@ -10,6 +10,7 @@
 #include "guard.h"
 #include "learning/gate.h"
 #include "learning/settings.h"
+#include "learning_jsonb.h"
 #include "procedure.h"
 
 extern "C" {
@@ -18,87 +19,17 @@ extern "C" {
 
 using namespace pgmate;
 
+using pg::JsonbInput;
+using pg::jsonb_of;
+using pg::raise;
+using pg::read_jsonb;
+using pg::database_context;
+
 namespace {
 
-// A jsonb value: its type and text as jsonb writes it, and an object's members.
-struct JsonbInput {
-  learning::JsonType type = learning::JsonType::Null;
-  std::string json;
-  learning::JsonObject members;
-};
-
-std::string jsonb_text(JsonbContainer* container, int length) { return JsonbToCString(nullptr, container, length); }
-
-learning::JsonType type_of(const JsonbValue& v) {
-  switch (v.type) {
-    case jbvString: return learning::JsonType::String;
-    case jbvNumeric: return learning::JsonType::Number;
-    case jbvBool: return learning::JsonType::Boolean;
-    case jbvBinary:
-      return JsonContainerIsObject(v.val.binary.data) ? learning::JsonType::Object : learning::JsonType::Array;
-    default: return learning::JsonType::Null;
-  }
-}
-
-JsonbInput read_jsonb(Datum datum) {
-  JsonbInput in;
-  pg::pg_call([&] {
-    Jsonb* j = DatumGetJsonbP(datum);
-    in.json = jsonb_text(&j->root, VARSIZE(j));
-    if (!JB_ROOT_IS_OBJECT(j)) {
-      in.type = JB_ROOT_IS_SCALAR(j) ? learning::JsonType::Number : learning::JsonType::Array;
-      return;
-    }
-    in.type = learning::JsonType::Object;
-    JsonbIterator* it = JsonbIteratorInit(&j->root);
-    JsonbValue v;
-    JsonbIteratorToken token;
-    std::string key;
-    while ((token = JsonbIteratorNext(&it, &v, true)) != WJB_DONE) {
-      if (token == WJB_KEY) {
-        key.assign(v.val.string.val, std::size_t(v.val.string.len));
-      } else if (token == WJB_VALUE) {
-        learning::JsonValue value;
-        value.type = type_of(v);
-        Jsonb* one = JsonbValueToJsonb(&v);
-        value.json = jsonb_text(&one->root, VARSIZE(one));
-        value.text = v.type == jbvString ? std::string(v.val.string.val, std::size_t(v.val.string.len)) : value.json;
-        in.members[key] = std::move(value);
-      }
-    }
-  });
-  return in;
-}
-
-Datum jsonb_of(const learning::JsonObject& object) {
-  const std::string text = learning::object_json(object);
-  return pg::pg_call([&] { return DirectFunctionCall1(jsonb_in, CStringGetDatum(text.c_str())); });
-}
-
-// 22023 with the option's message and hint.
-[[noreturn]] void raise(const learning::OptionError& e) {
-  const std::string message = e.what(), hint = e.hint();
-  pg::pg_call([&] {
-    ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE), errmsg("%s", message.c_str()),
-                    hint.empty() ? 0 : errhint("%s", hint.c_str())));
-  });
-  throw std::logic_error("unreachable");
-}
-
-learning::SettingsContext database_context() {
-  learning::SettingsContext context;
-  context.have_eco_openings = [] {
-    return pg::pinned_sql([] {
-      SPI_connect();
-      SPI_execute("SELECT EXISTS (SELECT 1 FROM pgmate.openings)", true, 1);
-      bool is_null = true;
-      const bool found = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &is_null));
-      SPI_finish();
-      return found;
-    });
-  };
-  context.random_seed = [] { return std::int64_t(pg::fresh_seed() % 2147483647); };
-  return context;
+// A jsonb argument's members; a NULL is an empty object (it decides nothing, as in SQL).
+learning::JsonObject object_arg(FunctionCallInfo fcinfo, int n) {
+  return PG_ARGISNULL(n) ? learning::JsonObject{} : read_jsonb(PG_GETARG_DATUM(n)).members;
 }
 
 }  // namespace
@@ -136,7 +67,7 @@ PGMATE_FUNCTION(learning_device_defaults) {
 // pgmate.learning_gate(best jsonb, vetoes jsonb[], settings jsonb) RETURNS text; a NULL
 // decides nothing, as in SQL.
 PGMATE_FUNCTION(learning_gate) {
-  const auto object = [&](int n) { return PG_ARGISNULL(n) ? learning::JsonObject{} : read_jsonb(PG_GETARG_DATUM(n)).members; };
+  const auto object = [&](int n) { return object_arg(fcinfo, n); };
   std::vector<learning::MatchOutcome> vetoes;
   if (!PG_ARGISNULL(1)) {
     Datum* elements = nullptr;
@@ -156,7 +87,7 @@ PGMATE_FUNCTION(learning_gate) {
 // pgmate.learning_reason(best jsonb, older jsonb, older_network bigint, start jsonb,
 // settings jsonb) RETURNS text: a NULL older or start was not played.
 PGMATE_FUNCTION(learning_reason) {
-  const auto object = [&](int n) { return PG_ARGISNULL(n) ? learning::JsonObject{} : read_jsonb(PG_GETARG_DATUM(n)).members; };
+  const auto object = [&](int n) { return object_arg(fcinfo, n); };
   const learning::JsonObject best = object(0), older = object(1), start = object(3), settings = object(4);
   const std::string reason =
       learning::arena_reason(best, PG_ARGISNULL(1) ? nullptr : &older, PG_ARGISNULL(2) ? 0 : PG_GETARG_INT64(2),

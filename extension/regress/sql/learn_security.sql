@@ -212,9 +212,7 @@ GRANT SELECT, INSERT, UPDATE, DELETE ON pgmate.training_checkpoints TO pgmate_le
 GRANT EXECUTE ON PROCEDURE pgmate.arena(jsonb, jsonb, int, jsonb) TO pgmate_learner;
 GRANT SELECT, INSERT, UPDATE ON pgmate.matches TO pgmate_learner;
 -- (the recipe's own lines)
-GRANT EXECUTE ON PROCEDURE pgmate.learn(text, int, jsonb),
-                           pgmate.learning_match(text, jsonb, jsonb, int, bigint, int, int, text, jsonb, jsonb)
-  TO pgmate_learner;
+GRANT EXECUTE ON PROCEDURE pgmate.learn(text, int, jsonb) TO pgmate_learner;
 GRANT EXECUTE ON FUNCTION pgmate.learning_data(bigint, int), pgmate.learning_window(bigint, int) TO pgmate_learner;
 GRANT SELECT, INSERT, UPDATE ON pgmate.learning_runs TO pgmate_learner;
 GRANT SELECT, INSERT ON pgmate.learning_iterations, pgmate.learning_exclusions, pgmate.learning_games
