@@ -430,14 +430,28 @@ void LoserTree::replace_top(PackedEntry next) {
   losers[0] = w;
 }
 
-void ExplorerTally::add(std::uint16_t code) {
+std::optional<std::int64_t> ExplorerMove::average_rating() const {
+  if (rated == 0) return std::nullopt;
+  return std::int64_t((2 * rating_sum + rated) / (2 * rated));
+}
+
+void ExplorerTally::add(std::uint16_t code) { add(code, std::nullopt, {}); }
+
+void ExplorerTally::add(std::uint16_t code, std::optional<int> rating, std::string_view date) {
   const std::uint16_t move = EntryCode::move_bits(code);
   auto it = std::find_if(by_move_.begin(), by_move_.end(), [&](const ExplorerMove& m) { return m.move_bits == move; });
   if (it == by_move_.end()) {
-    by_move_.push_back({move, 0, 0, 0, 0});
+    ExplorerMove m;
+    m.move_bits = move;
+    by_move_.push_back(m);
     it = by_move_.end() - 1;
   }
   ++it->games;
+  if (rating && *rating >= 0) {
+    ++it->rated;
+    it->rating_sum += std::uint64_t(*rating);
+  }
+  if (!date.empty() && date.front() != '?' && date > it->last_played) it->last_played = std::string(date);
   ++games_;
   switch (EntryCode::result(code)) {
     case GameResult::kWhiteWins: ++it->white_wins; break;

@@ -14,6 +14,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -213,6 +214,12 @@ struct ExplorerMove {
   std::uint64_t white_wins = 0;
   std::uint64_t draws = 0;
   std::uint64_t black_wins = 0;  // games - white_wins - draws - black_wins: results unknown
+  // With the games' own columns (the explorer with filters): the players' ratings and the
+  // latest PGN date, compared as text ("2019.06.01"; dates that begin with '?' left out).
+  std::uint64_t rated = 0, rating_sum = 0;
+  std::string last_played;
+  // The average rating rounded half up (SQL's avg(int)::int); nullopt without any.
+  std::optional<std::int64_t> average_rating() const;
 };
 
 // The entries of one key, tallied by move. A game has one entry per position, so each
@@ -220,6 +227,8 @@ struct ExplorerMove {
 class ExplorerTally {
  public:
   void add(std::uint16_t code);
+  // One game's entry with its players' average rating (nullopt: unknown) and its date.
+  void add(std::uint16_t code, std::optional<int> rating, std::string_view date);
   // The moves, most played first (ties: by move bits).
   std::vector<ExplorerMove> moves() const;
   std::uint64_t games() const { return games_; }

@@ -132,69 +132,16 @@ COMMENT ON FUNCTION pgmate.position_moves(board) IS
   'every game that reached the position, by id: the move played from it there (NULL where the game ended) and the result';
 
 -- The explorer over the games that pass filters, with the players' average rating and the
--- last date played per move, as lichess's explorer shows them. It joins the index's
--- entries to pgmate.games: as fast as the position is rare.
+-- last date played per move, as lichess's explorer shows them: the same tally as the
+-- explorer's, over the position's games read from pgmate.games (as fast as the position is
+-- rare). Filters: min_rating, max_rating (the players' average), since, until (PGN dates
+-- like 2019 or 2019.06), player, white, black, source, speed (pgmate.game_speed's names,
+-- one or an array).
 CREATE FUNCTION pgmate.explorer(board board, filters jsonb,
     OUT move move, OUT san text, OUT games bigint, OUT white_wins bigint, OUT draws bigint,
     OUT black_wins bigint, OUT score float8, OUT average_rating int, OUT last_played text)
   RETURNS SETOF record
-  LANGUAGE plpgsql STABLE STRICT PARALLEL SAFE ROWS 20 SET search_path = pg_catalog, pg_temp
-  AS $$
-  DECLARE
-    unknown text;
-    speeds text[];
-  BEGIN
-    IF jsonb_typeof(filters) <> 'object' THEN
-      RAISE EXCEPTION 'explorer filters must be a JSON object, not %', filters USING ERRCODE = '22023';
-    END IF;
-    SELECT string_agg(k, ', ') INTO unknown FROM jsonb_object_keys(filters) k
-      WHERE k NOT IN ('min_rating', 'max_rating', 'since', 'until', 'player', 'white', 'black', 'source', 'speed');
-    IF unknown IS NOT NULL THEN
-      RAISE EXCEPTION 'unknown explorer filter: % (known: min_rating, max_rating, since, until, player, white, black, source, speed)',
-        unknown USING ERRCODE = '22023';
-    END IF;
-    -- speed: one of lichess's speeds or an array of them (pgmate.game_speed's names)
-    speeds := CASE jsonb_typeof(filters->'speed')
-                WHEN 'array' THEN ARRAY(SELECT jsonb_array_elements_text(filters->'speed'))
-                WHEN 'string' THEN ARRAY[filters->>'speed'] END;
-    IF filters ? 'speed' AND (speeds IS NULL OR cardinality(speeds) = 0
-                              OR NOT speeds <@ ARRAY['ultraBullet', 'bullet', 'blitz', 'rapid', 'classical', 'correspondence']) THEN
-      RAISE EXCEPTION 'explorer filter speed must be one of ultraBullet, bullet, blitz, rapid, classical, correspondence or an array of them, not %',
-        filters->'speed' USING ERRCODE = '22023';
-    END IF;
-    RETURN QUERY
-      WITH played AS (
-        SELECT e.move, e.result, g.date,
-               -- the players' average rating (one of them when the other is unknown)
-               (SELECT avg(r)::int FROM unnest(ARRAY[
-                  CASE WHEN g.tags->>'WhiteElo' ~ '^[0-9]{1,4}$' THEN (g.tags->>'WhiteElo')::int END,
-                  CASE WHEN g.tags->>'BlackElo' ~ '^[0-9]{1,4}$' THEN (g.tags->>'BlackElo')::int END]) r) AS rating,
-               g.white, g.black, g.source, g.speed
-        FROM pgmate.position_moves(explorer.board) e
-        JOIN pgmate.games g ON g.id = e.game
-        WHERE e.move IS NOT NULL),
-      kept AS (
-        SELECT * FROM played p
-        WHERE (filters->'min_rating' IS NULL OR p.rating >= (filters->>'min_rating')::int)
-          AND (filters->'max_rating' IS NULL OR p.rating <= (filters->>'max_rating')::int)
-          AND (filters->'since' IS NULL OR p.date >= filters->>'since')
-          AND (filters->'until' IS NULL OR p.date <= filters->>'until' OR p.date LIKE (filters->>'until') || '%')
-          AND (filters->'player' IS NULL OR filters->>'player' IN (p.white, p.black))
-          AND (filters->'white' IS NULL OR p.white = filters->>'white')
-          AND (filters->'black' IS NULL OR p.black = filters->>'black')
-          AND (filters->'source' IS NULL OR p.source = filters->>'source')
-          AND (speeds IS NULL OR p.speed = ANY (speeds)))
-      SELECT k.move, @extschema@.san(explorer.board, k.move), count(*),
-             count(*) FILTER (WHERE k.result = '1-0'), count(*) FILTER (WHERE k.result = '1/2-1/2'),
-             count(*) FILTER (WHERE k.result = '0-1'),
-             (count(*) FILTER (WHERE k.result = '1-0') + 0.5 * count(*) FILTER (WHERE k.result = '1/2-1/2'))::float8 /
-               nullif(count(*) FILTER (WHERE k.result <> '*'), 0),
-             avg(k.rating)::int, max(k.date) FILTER (WHERE k.date !~ '^[?]')
-      FROM kept k
-      GROUP BY k.move
-      ORDER BY 3 DESC, 2;
-  END
-  $$;
+  AS 'MODULE_PATHNAME', 'explorer_filtered' LANGUAGE C STABLE STRICT PARALLEL SAFE ROWS 20;
 COMMENT ON FUNCTION pgmate.explorer(board, jsonb) IS
   'the moves played from the position in the games that pass the filters (min_rating, max_rating: the players'' average; since, until: PGN dates like 2019 or 2019.06; player, white, black, source; speed: lichess''s speed of the TimeControl, one or an array): games, results, White''s score, average rating, last date played';
 

@@ -1287,15 +1287,12 @@ PGMATE_FUNCTION(position_moves) {
   return Datum(0);
 }
 
-// explorer(position) -> (move, san, games, white_wins, draws, black_wins, score)
-PGMATE_FUNCTION(explorer) {
-  const chess::Board b = pg::board_arg(fcinfo, 0);
-  gamedb::ExplorerTally tally;
-  pg_call([] { SPI_connect(); });
-  for_each_entry_range(b.key, false, [&](const BlockView& v, std::size_t first, std::size_t last, HeapTuple, TupleDesc, bool) {
-    for (std::size_t i = first; i < last; ++i) tally.add(v.code(i));
-  });
-  pg_call([] { SPI_finish(); });
+namespace {
+
+// The explorer's rows from a tally, most played first (ties by move): move, san, games,
+// white_wins, draws, black_wins, score, average_rating, last_played (a result of 7 columns
+// leaves out the last two).
+Datum explorer_rows(FunctionCallInfo fcinfo, const chess::Board& b, const gamedb::ExplorerTally& tally) {
   struct Row {
     chess::Move move;
     std::string san;
@@ -1313,18 +1310,149 @@ PGMATE_FUNCTION(explorer) {
     for (const Row& r : rows) {
       const auto& c = r.counts;
       const std::uint64_t decided = c.white_wins + c.draws + c.black_wins;
-      Datum values[7] = {pg::move_to_datum(r.move),
+      const std::optional<std::int64_t> rating = c.average_rating();
+      Datum values[9] = {pg::move_to_datum(r.move),
                          CStringGetTextDatum(r.san.c_str()),
                          Int64GetDatum(static_cast<std::int64_t>(c.games)),
                          Int64GetDatum(static_cast<std::int64_t>(c.white_wins)),
                          Int64GetDatum(static_cast<std::int64_t>(c.draws)),
                          Int64GetDatum(static_cast<std::int64_t>(c.black_wins)),
-                         Float8GetDatum(decided ? (c.white_wins + 0.5 * c.draws) / static_cast<double>(decided) : 0)};
-      bool nulls[7] = {false, false, false, false, false, false, decided == 0};
+                         Float8GetDatum(decided ? (c.white_wins + 0.5 * c.draws) / static_cast<double>(decided) : 0),
+                         Int32GetDatum(static_cast<int>(rating.value_or(0))),
+                         c.last_played.empty() ? Datum(0) : CStringGetTextDatum(c.last_played.c_str())};
+      bool nulls[9] = {false, false, false, false, false, false, decided == 0, !rating, c.last_played.empty()};
       tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
     }
   });
   return Datum(0);
+}
+
+// The filters of the explorer over games, checked: 22023 naming what is wrong.
+void check_explorer_filters(Datum filters) {
+  struct Check {
+    std::string type, text, unknown, speed;
+    bool bad_speed = false;
+  } check;
+  pg::pinned_sql([&] {
+    Oid types[1] = {JSONBOID};
+    Datum values[1] = {filters};
+    SPI_execute_with_args(
+        "WITH f AS (SELECT $1 AS filters, CASE jsonb_typeof($1 -> 'speed')"
+        "             WHEN 'array' THEN ARRAY(SELECT jsonb_array_elements_text($1 -> 'speed'))"
+        "             WHEN 'string' THEN ARRAY[$1 ->> 'speed'] END AS speeds"
+        "           WHERE jsonb_typeof($1) = 'object')"
+        " SELECT jsonb_typeof($1), $1::text,"
+        "        (SELECT string_agg(k, ', ') FROM f, jsonb_object_keys(f.filters) k"
+        "         WHERE k NOT IN ('min_rating', 'max_rating', 'since', 'until', 'player', 'white', 'black', 'source',"
+        "                         'speed')),"
+        "        (SELECT f.filters ? 'speed' AND (f.speeds IS NULL OR cardinality(f.speeds) = 0 OR NOT f.speeds <@"
+        "                ARRAY['ultraBullet', 'bullet', 'blitz', 'rapid', 'classical', 'correspondence']) FROM f),"
+        "        ($1 -> 'speed')::text",
+        1, types, values, nullptr, true, 1);
+  });
+  const auto value = [](int column) -> std::string {
+    const char* v = pg_call([&] { return SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, column); });
+    return v ? v : "";
+  };
+  check.type = value(1);
+  check.text = value(2);
+  check.unknown = value(3);
+  check.bad_speed = value(4) == "t";
+  check.speed = value(5);
+  if (check.type != "object")
+    throw pg::SqlError(ERRCODE_INVALID_PARAMETER_VALUE, "explorer filters must be a JSON object, not " + check.text);
+  if (!check.unknown.empty())
+    throw pg::SqlError(ERRCODE_INVALID_PARAMETER_VALUE,
+                       "unknown explorer filter: " + check.unknown +
+                           " (known: min_rating, max_rating, since, until, player, white, black, source, speed)");
+  if (check.bad_speed)
+    throw pg::SqlError(ERRCODE_INVALID_PARAMETER_VALUE,
+                       "explorer filter speed must be one of ultraBullet, bullet, blitz, rapid, classical, "
+                       "correspondence or an array of them, not " + check.speed);
+}
+
+// The games among `ids` that pass the filters: id, the players' average rating (one of them
+// when the other is unknown), date.
+constexpr const char* kFilteredGames =
+    "WITH f AS (SELECT CASE jsonb_typeof($2 -> 'speed')"
+    "             WHEN 'array' THEN ARRAY(SELECT jsonb_array_elements_text($2 -> 'speed'))"
+    "             WHEN 'string' THEN ARRAY[$2 ->> 'speed'] END AS speeds)"
+    " SELECT g.id, p.rating, g.date"
+    " FROM pgmate.games g CROSS JOIN f"
+    " CROSS JOIN LATERAL (SELECT avg(r)::int AS rating FROM unnest(ARRAY["
+    "     CASE WHEN g.tags ->> 'WhiteElo' ~ '^[0-9]{1,4}$' THEN (g.tags ->> 'WhiteElo')::int END,"
+    "     CASE WHEN g.tags ->> 'BlackElo' ~ '^[0-9]{1,4}$' THEN (g.tags ->> 'BlackElo')::int END]) r) p"
+    " WHERE g.id = ANY ($1)"
+    "   AND ($2 -> 'min_rating' IS NULL OR p.rating >= ($2 ->> 'min_rating')::int)"
+    "   AND ($2 -> 'max_rating' IS NULL OR p.rating <= ($2 ->> 'max_rating')::int)"
+    "   AND ($2 -> 'since' IS NULL OR g.date >= $2 ->> 'since')"
+    "   AND ($2 -> 'until' IS NULL OR g.date <= $2 ->> 'until' OR g.date LIKE ($2 ->> 'until') || '%')"
+    "   AND ($2 -> 'player' IS NULL OR $2 ->> 'player' IN (g.white, g.black))"
+    "   AND ($2 -> 'white' IS NULL OR g.white = $2 ->> 'white')"
+    "   AND ($2 -> 'black' IS NULL OR g.black = $2 ->> 'black')"
+    "   AND ($2 -> 'source' IS NULL OR g.source = $2 ->> 'source')"
+    "   AND (f.speeds IS NULL OR g.speed = ANY (f.speeds))";
+
+}  // namespace
+
+// explorer(position) -> (move, san, games, white_wins, draws, black_wins, score)
+PGMATE_FUNCTION(explorer) {
+  const chess::Board b = pg::board_arg(fcinfo, 0);
+  gamedb::ExplorerTally tally;
+  pg_call([] { SPI_connect(); });
+  for_each_entry_range(b.key, false, [&](const BlockView& v, std::size_t first, std::size_t last, HeapTuple, TupleDesc, bool) {
+    for (std::size_t i = first; i < last; ++i) tally.add(v.code(i));
+  });
+  pg_call([] { SPI_finish(); });
+  return explorer_rows(fcinfo, b, tally);
+}
+
+// explorer(position, filters) -> (..., average_rating, last_played): the same tally over the
+// games of the position that pass the filters, read from pgmate.games. As fast as the
+// position is rare.
+PGMATE_FUNCTION(explorer_filtered) {
+  const chess::Board b = pg::board_arg(fcinfo, 0);
+  const Datum filters = PG_GETARG_DATUM(1);
+  pg_call([] { SPI_connect(); });
+  check_explorer_filters(filters);
+  std::vector<std::pair<std::uint32_t, std::uint16_t>> entries;  // game, code: the games that went on
+  for_each_entry_range(b.key, false, [&](const BlockView& v, std::size_t first, std::size_t last, HeapTuple, TupleDesc, bool) {
+    for (std::size_t i = first; i < last; ++i)
+      if (!gamedb::EntryCode::ends_here(v.code(i))) entries.emplace_back(v.game(i), v.code(i));
+  });
+  std::sort(entries.begin(), entries.end());
+  gamedb::ExplorerTally tally;
+  if (!entries.empty()) {
+    pg::pinned_sql([&] {
+      Datum* ids = static_cast<Datum*>(palloc(entries.size() * sizeof(Datum)));
+      for (std::size_t i = 0; i < entries.size(); ++i) ids[i] = Int64GetDatum(std::int64_t(entries[i].first));
+      Oid types[2] = {INT8ARRAYOID, JSONBOID};
+      Datum values[2] = {PointerGetDatum(construct_array(ids, int(entries.size()), INT8OID, 8, true, TYPALIGN_DOUBLE)),
+                         filters};
+      SPI_execute_with_args(kFilteredGames, 2, types, values, nullptr, true, 0);
+    });
+    const std::uint64_t n = SPI_processed;
+    for (std::uint64_t row = 0; row < n; ++row) {
+      pg::check_for_interrupts();
+      bool id_null = false, rating_null = false;
+      std::int64_t id = 0;
+      int rating = 0;
+      const char* date = nullptr;
+      pg_call([&] {
+        HeapTuple t = SPI_tuptable->vals[row];
+        TupleDesc d = SPI_tuptable->tupdesc;
+        id = DatumGetInt64(SPI_getbinval(t, d, 1, &id_null));
+        const Datum r = SPI_getbinval(t, d, 2, &rating_null);
+        if (!rating_null) rating = DatumGetInt32(r);
+        date = SPI_getvalue(t, d, 3);
+      });
+      const auto at = std::lower_bound(entries.begin(), entries.end(), std::pair{std::uint32_t(id), std::uint16_t(0)});
+      if (id_null || at == entries.end() || at->first != std::uint32_t(id)) continue;
+      tally.add(at->second, rating_null ? std::nullopt : std::optional<int>(rating), date ? date : "");
+    }
+  }
+  pg_call([] { SPI_finish(); });
+  return explorer_rows(fcinfo, b, tally);
 }
 
 void pg::remember_game_entries(std::string_view game_bytes, std::span<const gamedb::PositionEntry> entries) {

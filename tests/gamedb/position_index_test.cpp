@@ -434,5 +434,27 @@ TEST(PositionIndex, ExplorerTallyMatchesTheGames) {
   }
 }
 
+TEST(PositionIndex, ExplorerTallyAveragesRatingsAndKeepsTheLatestDate) {
+  // The explorer with filters adds each game's players' average rating and its date.
+  const Board start = chess::parse_fen("startpos");
+  const std::uint16_t e4 = EntryCode::make(chess::parse_san(start, "e4"), GameResult::kWhiteWins);
+  const std::uint16_t d4 = EntryCode::make(chess::parse_san(start, "d4"), GameResult::kDraw);
+  ExplorerTally tally;
+  tally.add(e4, 1500, "2019.06.01");
+  tally.add(e4, 1501, "2021.??.??");
+  tally.add(e4, std::nullopt, "????.??.??");  // unknown rating and date count as a game only
+  tally.add(d4, std::nullopt, "");
+  const auto moves = tally.moves();
+  ASSERT_EQ(moves.size(), 2u);
+  EXPECT_EQ(moves[0].move_bits, EntryCode::move_bits(e4));
+  EXPECT_EQ(moves[0].games, 3u);
+  EXPECT_EQ(moves[0].white_wins, 3u);
+  EXPECT_EQ(moves[0].average_rating(), 1501);  // 1500.5 rounds up, as avg(int)::int does
+  EXPECT_EQ(moves[0].last_played, "2021.??.??");
+  EXPECT_EQ(moves[1].average_rating(), std::nullopt);
+  EXPECT_EQ(moves[1].last_played, "");
+  EXPECT_EQ(moves[1].draws, 1u);
+}
+
 }  // namespace
 }  // namespace pgmate::gamedb
