@@ -397,11 +397,10 @@ class SpiLearningStore final : public learning::LearningStore {
             " WHERE id = $1",
             {int8_param(r.id), int4_param(r.iterations), int8_param(r.current_network), int8_param(r.best_network),
              int4_param(r.veto_level), float8_param(r.pretrain_mix), float8_param(r.lr), float8_param(r.current_share)});
+    JsonObject best;  // the match against the best network, read once
+    if (i.arena && i.arena->count("best")) best = pg::read_jsonb_text(i.arena->at("best").json).members;
     const auto best_number = [&](const char* key) -> std::optional<double> {
-      if (!i.arena) return std::nullopt;
-      const auto best = i.arena->find("best");
-      if (best == i.arena->end()) return std::nullopt;
-      const JsonObject m = pg::read_jsonb_text(best->second.json).members;
+      const JsonObject& m = best;
       const auto v = m.find(key);
       if (v == m.end() || v->second.type == learning::JsonType::Null) return std::nullopt;
       return std::stod(v->second.text);

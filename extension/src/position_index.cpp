@@ -1423,33 +1423,42 @@ PGMATE_FUNCTION(explorer_filtered) {
   std::sort(entries.begin(), entries.end());
   gamedb::ExplorerTally tally;
   if (!entries.empty()) {
-    pg::pinned_sql([&] {
+    // Read through a cursor, a batch at a time: the start position's games are the whole
+    // database's.
+    Portal cursor = pg::pinned_sql([&] {
       Datum* ids = static_cast<Datum*>(palloc(entries.size() * sizeof(Datum)));
       for (std::size_t i = 0; i < entries.size(); ++i) ids[i] = Int64GetDatum(std::int64_t(entries[i].first));
       Oid types[2] = {INT8ARRAYOID, JSONBOID};
       Datum values[2] = {PointerGetDatum(construct_array(ids, int(entries.size()), INT8OID, 8, true, TYPALIGN_DOUBLE)),
                          filters};
-      SPI_execute_with_args(kFilteredGames, 2, types, values, nullptr, true, 0);
+      return SPI_cursor_open_with_args(nullptr, kFilteredGames, 2, types, values, nullptr, true, 0);
     });
-    const std::uint64_t n = SPI_processed;
-    for (std::uint64_t row = 0; row < n; ++row) {
+    for (;;) {
       pg::check_for_interrupts();
-      bool id_null = false, rating_null = false;
-      std::int64_t id = 0;
-      int rating = 0;
-      const char* date = nullptr;
-      pg_call([&] {
-        HeapTuple t = SPI_tuptable->vals[row];
-        TupleDesc d = SPI_tuptable->tupdesc;
-        id = DatumGetInt64(SPI_getbinval(t, d, 1, &id_null));
-        const Datum r = SPI_getbinval(t, d, 2, &rating_null);
-        if (!rating_null) rating = DatumGetInt32(r);
-        date = SPI_getvalue(t, d, 3);
-      });
-      const auto at = std::lower_bound(entries.begin(), entries.end(), std::pair{std::uint32_t(id), std::uint16_t(0)});
-      if (id_null || at == entries.end() || at->first != std::uint32_t(id)) continue;
-      tally.add(at->second, rating_null ? std::nullopt : std::optional<int>(rating), date ? date : "");
+      pg::pinned_sql([&] { SPI_cursor_fetch(cursor, true, 10000); });
+      const std::uint64_t n = SPI_processed;
+      if (n == 0) break;
+      for (std::uint64_t row = 0; row < n; ++row) {
+        bool id_null = false, rating_null = false;
+        std::int64_t id = 0;
+        int rating = 0;
+        const char* date = nullptr;
+        pg_call([&] {
+          HeapTuple t = SPI_tuptable->vals[row];
+          TupleDesc d = SPI_tuptable->tupdesc;
+          id = DatumGetInt64(SPI_getbinval(t, d, 1, &id_null));
+          const Datum r = SPI_getbinval(t, d, 2, &rating_null);
+          if (!rating_null) rating = DatumGetInt32(r);
+          date = SPI_getvalue(t, d, 3);
+        });
+        const auto at = std::lower_bound(entries.begin(), entries.end(), std::pair{std::uint32_t(id), std::uint16_t(0)});
+        if (id_null || at == entries.end() || at->first != std::uint32_t(id)) continue;
+        tally.add(at->second, rating_null ? std::nullopt : std::optional<int>(rating), date ? date : "");
+        if (date) pg_call([&] { pfree(const_cast<char*>(date)); });
+      }
+      pg_call([] { SPI_freetuptable(SPI_tuptable); });
     }
+    pg_call([&] { SPI_cursor_close(cursor); });
   }
   pg_call([] { SPI_finish(); });
   return explorer_rows(fcinfo, b, tally);
