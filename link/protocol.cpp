@@ -362,6 +362,17 @@ std::vector<chess::Move> decode_moves(Reader& r, std::size_t index) {
   return moves;
 }
 
+// A perft request's depth and device, the same bytes for chess and checkers.
+void decode_perft_limits(Reader& r, int& depth, PerftDevice& device) {
+  depth = r.u8();
+  if (depth > kMaxPerftDepth)
+    r.fail("depth " + std::to_string(depth) + " out of range (0.." + std::to_string(kMaxPerftDepth) + ")");
+  const std::uint8_t code = r.u8();
+  if (code > std::uint8_t(PerftDevice::kGpu))
+    r.fail("unknown device code " + std::to_string(code) + " (0 auto, 1 cpu, 2 gpu)");
+  device = PerftDevice(code);
+}
+
 }  // namespace
 
 void encode(Writer& w, const Hello& m) {
@@ -390,13 +401,7 @@ void encode(Writer& w, const PerftRequest& m) {
 }
 void decode(Reader& r, PerftRequest& m) {
   m.board = r.board("the board");
-  m.depth = r.u8();
-  if (m.depth > kMaxPerftDepth)
-    r.fail("depth " + std::to_string(m.depth) + " out of range (0.." + std::to_string(kMaxPerftDepth) + ")");
-  const std::uint8_t device = r.u8();
-  if (device > std::uint8_t(PerftDevice::kGpu))
-    r.fail("unknown device code " + std::to_string(device) + " (0 auto, 1 cpu, 2 gpu)");
-  m.device = PerftDevice(device);
+  decode_perft_limits(r, m.depth, m.device);
 }
 
 void encode(Writer& w, const PerftReply& m) { w.u64(m.nodes); }
@@ -414,13 +419,7 @@ void encode(Writer& w, const CheckersPerftRequest& m) {
 }
 void decode(Reader& r, CheckersPerftRequest& m) {
   m.board = r.checkers_board("checkers board");
-  m.depth = r.u8();
-  if (m.depth > kMaxPerftDepth)
-    r.fail("depth " + std::to_string(m.depth) + " out of range (0.." + std::to_string(kMaxPerftDepth) + ")");
-  const std::uint8_t device = r.u8();
-  if (device > std::uint8_t(PerftDevice::kGpu))
-    r.fail("unknown device code " + std::to_string(device) + " (0 auto, 1 cpu, 2 gpu)");
-  m.device = PerftDevice(device);
+  decode_perft_limits(r, m.depth, m.device);
   const std::uint8_t rule = r.u8();
   if (rule > std::uint8_t(checkers::CaptureRule::kLongest))
     r.fail("unknown capture rule code " + std::to_string(rule) + " (0 any, 1 longest)");
