@@ -7,9 +7,9 @@
 
 # ---------------------------------------------------------------- the extension (PGXS)
 EXTENSION   = pgmate
-EXT_VERSION = 0.16.0
+EXT_VERSION = 0.17.0
 # The newest upgrade is generated (below); older ones are kept as they were released.
-UPGRADE_FROM = 0.15.0
+UPGRADE_FROM = 0.16.0
 MODULE_big  = pgmate
 # The extension's C++ (extension/src) with the parts it links: all of core and link
 # (docs/development.md draws the tree).

@@ -538,6 +538,16 @@ class BatchSenders {
     tx.commit();
   }
 
+  // Counts again the positions the explorer keeps counts of (the import left them stale);
+  // the positions counted, or -1 for a pgmate without counts.
+  std::int64_t refresh_counts() {
+    pqxx::work tx(*conns_[0], "pgmate_import_counts");
+    if (!tx.exec1("SELECT to_regprocedure('pgmate.position_counts_refresh(int)') IS NOT NULL")[0].as<bool>()) return -1;
+    const std::int64_t positions = tx.exec1("SELECT pgmate.position_counts_refresh()")[0].as<std::int64_t>();
+    tx.commit();
+    return positions;
+  }
+
   std::uint32_t move_oid() const { return move_oid_; }  // for game_row
   std::size_t columns() const { return columns_; }      // of kGameColumns the server has
   // Whether the server stores evaluations (pgmate 0.11.0 on).
@@ -800,7 +810,8 @@ int import_games(const std::string& conninfo, const std::string& path, bool skip
               << "; --on-error skip would import the good games\n";
     return 2;
   }
-  double merge_seconds = 0;
+  double merge_seconds = 0, counts_seconds = 0;
+  std::int64_t counted_positions = -1;
   if (senders->committed() > 0) {
     try {
       const auto merge_start = Clock::now();
@@ -809,6 +820,16 @@ int import_games(const std::string& conninfo, const std::string& path, bool skip
     } catch (const std::exception& e) {
       std::cerr << "pgmate import: " << db_message(e) << "\npgmate import: " << games_word(senders->committed())
                 << " committed, their position index runs not merged: SELECT pgmate.position_index_merge(false) merges them\n";
+      return 1;
+    }
+    try {
+      const auto counts_start = Clock::now();
+      counted_positions = senders->refresh_counts();
+      counts_seconds = seconds_since(counts_start);
+    } catch (const std::exception& e) {
+      std::cerr << "pgmate import: " << db_message(e) << "\npgmate import: " << games_word(senders->committed())
+                << " committed and indexed; the explorer reads their games until SELECT "
+                   "pgmate.position_counts_refresh() counts them\n";
       return 1;
     }
   }
@@ -822,6 +843,9 @@ int import_games(const std::string& conninfo, const std::string& path, bool skip
     std::cout << senders->evals_saved() << " evaluations from [%eval] comments stored in pgmate.position_evals "
               << "(engine 'pgn')\n";
   if (merge_seconds >= 1) std::cout << "the position index was merged in " << format_seconds(merge_seconds) << " s of it\n";
+  if (counted_positions >= 0)
+    std::cout << "the explorer's counts of " << counted_positions << " positions were refreshed in "
+              << format_seconds(counts_seconds) << " s of it\n";
   return 0;
 }
 

@@ -438,27 +438,38 @@ std::optional<std::int64_t> ExplorerMove::average_rating() const {
 void ExplorerTally::add(std::uint16_t code) { add(code, std::nullopt, {}); }
 
 void ExplorerTally::add(std::uint16_t code, std::optional<int> rating, std::string_view date) {
-  const std::uint16_t move = EntryCode::move_bits(code);
-  auto it = std::find_if(by_move_.begin(), by_move_.end(), [&](const ExplorerMove& m) { return m.move_bits == move; });
-  if (it == by_move_.end()) {
-    ExplorerMove m;
-    m.move_bits = move;
-    by_move_.push_back(m);
-    it = by_move_.end() - 1;
-  }
-  ++it->games;
-  if (rating && *rating >= 0) {
-    ++it->rated;
-    it->rating_sum += std::uint64_t(*rating);
-  }
-  if (!date.empty() && date.front() != '?' && date > it->last_played) it->last_played = std::string(date);
-  ++games_;
+  ExplorerMove m;
+  m.move_bits = EntryCode::move_bits(code);
+  m.games = 1;
   switch (EntryCode::result(code)) {
-    case GameResult::kWhiteWins: ++it->white_wins; break;
-    case GameResult::kBlackWins: ++it->black_wins; break;
-    case GameResult::kDraw: ++it->draws; break;
+    case GameResult::kWhiteWins: m.white_wins = 1; break;
+    case GameResult::kBlackWins: m.black_wins = 1; break;
+    case GameResult::kDraw: m.draws = 1; break;
     case GameResult::kUnknown: break;
   }
+  if (rating && *rating >= 0) {
+    m.rated = 1;
+    m.rating_sum = std::uint64_t(*rating);
+  }
+  m.last_played = GameMonth::of_date(date);
+  add(m);
+}
+
+void ExplorerTally::add(const ExplorerMove& counted) {
+  auto it = std::find_if(by_move_.begin(), by_move_.end(),
+                         [&](const ExplorerMove& m) { return m.move_bits == counted.move_bits; });
+  if (it == by_move_.end()) {
+    by_move_.push_back(counted);
+  } else {
+    it->games += counted.games;
+    it->white_wins += counted.white_wins;
+    it->draws += counted.draws;
+    it->black_wins += counted.black_wins;
+    it->rated += counted.rated;
+    it->rating_sum += counted.rating_sum;
+    it->last_played = std::max(it->last_played, counted.last_played);
+  }
+  games_ += counted.games;
 }
 
 std::vector<ExplorerMove> ExplorerTally::moves() const {

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "chess/board.h"
+#include "gamedb/position_counts.h"
 
 namespace pgmate::gamedb {
 
@@ -214,10 +215,10 @@ struct ExplorerMove {
   std::uint64_t white_wins = 0;
   std::uint64_t draws = 0;
   std::uint64_t black_wins = 0;  // games - white_wins - draws - black_wins: results unknown
-  // With the games' own columns (the explorer with filters): the players' ratings and the
-  // latest PGN date, compared as text ("2019.06.01"; dates that begin with '?' left out).
+  // With the games' own columns (the explorer with filters, or counts): the players'
+  // ratings and the latest month played (GameMonth: "2019.06"; unknown dates left out).
   std::uint64_t rated = 0, rating_sum = 0;
-  std::string last_played;
+  GameMonth last_played;
   // The average rating rounded half up (SQL's avg(int)::int); nullopt without any.
   std::optional<std::int64_t> average_rating() const;
 };
@@ -227,8 +228,10 @@ struct ExplorerMove {
 class ExplorerTally {
  public:
   void add(std::uint16_t code);
-  // One game's entry with its players' average rating (nullopt: unknown) and its date.
+  // One game's entry with its players' average rating (nullopt: unknown) and its PGN date.
   void add(std::uint16_t code, std::optional<int> rating, std::string_view date);
+  // Games already counted (PositionCounts' cells): added to the move's.
+  void add(const ExplorerMove& counted);
   // The moves, most played first (ties: by move bits).
   std::vector<ExplorerMove> moves() const;
   std::uint64_t games() const { return games_; }

@@ -57,6 +57,28 @@ ALTER TABLE pgmate.position_staged_blocks ALTER COLUMN data SET STORAGE MAIN;
 CREATE TABLE pgmate.position_index_lock () WITH (autovacuum_enabled = false);
 COMMENT ON TABLE pgmate.position_index_lock IS 'the position index''s lock (never written)';
 
+-- The explorer's counts: for each position reached by at least min_games games when they
+-- were last refreshed, its games by move, speed, rating band and month
+-- (core/gamedb/position_counts.h, format 1), kept by the trigger below in the same transaction
+-- as the index. A bulk import (pgmate.position_index_deferred_merges) marks them stale and
+-- its end refreshes them; while stale, the explorer reads the games. Never written by hand.
+CREATE TABLE pgmate.position_counts (
+  key   bigint PRIMARY KEY,                   -- the position's key, the sign bit flipped as in position_blocks
+  games bigint NOT NULL CHECK (games >= 0),
+  data  bytea NOT NULL
+);
+COMMENT ON TABLE pgmate.position_counts IS
+  'the explorer''s counts of the positions reached by many games (kept by pgmate.games'' trigger)';
+CREATE TABLE pgmate.position_counts_state (
+  one_row      boolean PRIMARY KEY DEFAULT true CHECK (one_row),
+  min_games    int NOT NULL DEFAULT 100 CHECK (min_games >= 1),  -- of the last refresh
+  stale        boolean NOT NULL DEFAULT false,  -- a bulk import's games are not counted yet
+  version      bigint NOT NULL DEFAULT 0,       -- the transaction of the last refresh: which positions are counted
+  refreshed_at timestamptz
+);
+COMMENT ON TABLE pgmate.position_counts_state IS 'the explorer''s counts: stale or not, and their last refresh';
+INSERT INTO pgmate.position_counts_state DEFAULT VALUES;
+
 -- Only the extension's own code writes the index: the trigger and the maintenance
 -- functions run as the extension's owner (adding games needs no privilege on the index
 -- tables), build every block from the rows of pgmate.games, and name every object with its
@@ -102,12 +124,18 @@ CREATE FUNCTION pgmate.position_index_clean(part int, parts int) RETURNS bigint
 REVOKE ALL ON FUNCTION pgmate.position_index_clean(int, int) FROM PUBLIC;
 COMMENT ON FUNCTION pgmate.position_index_clean(int, int) IS
   'removes share `part` of `parts` of the runs a publication retired, with their blocks (the next change to the index removes them otherwise); the runs removed';
+CREATE FUNCTION pgmate.position_counts_refresh(min_games int DEFAULT NULL) RETURNS bigint
+  AS 'MODULE_PATHNAME', 'position_counts_refresh' LANGUAGE C VOLATILE
+  SECURITY DEFINER SET search_path = pg_catalog, pg_temp;
+REVOKE ALL ON FUNCTION pgmate.position_counts_refresh(int) FROM PUBLIC;
+COMMENT ON FUNCTION pgmate.position_counts_refresh(int) IS
+  'counts again every position reached by min_games games or more (NULL: as the last refresh did; 100 at first), from the position index, for the explorer; returns the positions counted';
 CREATE FUNCTION pgmate.position_index_rebuild() RETURNS bigint
   AS 'MODULE_PATHNAME', 'position_index_rebuild' LANGUAGE C VOLATILE STRICT
   SECURITY DEFINER SET search_path = pg_catalog, pg_temp;
 REVOKE ALL ON FUNCTION pgmate.position_index_rebuild() FROM PUBLIC;
 COMMENT ON FUNCTION pgmate.position_index_rebuild() IS
-  'builds the position index again from pgmate.games; returns its entries';
+  'builds the position index and the explorer''s counts again from pgmate.games; returns the index''s entries';
 
 -- Searching: the games that reached a position (transpositions included), how many, and
 -- the moves played from it.
@@ -132,24 +160,28 @@ COMMENT ON FUNCTION pgmate.position_moves(board) IS
   'every game that reached the position, by id: the move played from it there (NULL where the game ended) and the result';
 
 -- The explorer over the games that pass filters, with the players' average rating and the
--- last date played per move, as lichess's explorer shows them: the same tally as the
--- explorer's, over the position's games read from pgmate.games (as fast as the position is
--- rare). Filters: min_rating, max_rating (the players' average), since, until (PGN dates
--- like 2019 or 2019.06), player, white, black, source, speed (pgmate.game_speed's names,
--- one or an array).
+-- last month played per move, as lichess's explorer shows them: from the position's counts
+-- where they are kept and the filters are speeds, ratings on lichess's band limits (1000,
+-- 1200, ... 2500) and months; else the same tally over the position's games read from
+-- pgmate.games (as fast as the position is rare). Filters: min_rating, max_rating (the
+-- players' average), since, until (a year or a month: 2019 or 2019.06), player, white,
+-- black, source, speed (pgmate.game_speed's names, one or an array).
 CREATE FUNCTION pgmate.explorer(board board, filters jsonb,
     OUT move move, OUT san text, OUT games bigint, OUT white_wins bigint, OUT draws bigint,
     OUT black_wins bigint, OUT score float8, OUT average_rating int, OUT last_played text)
   RETURNS SETOF record
   AS 'MODULE_PATHNAME', 'explorer_filtered' LANGUAGE C STABLE STRICT PARALLEL SAFE ROWS 20;
 COMMENT ON FUNCTION pgmate.explorer(board, jsonb) IS
-  'the moves played from the position in the games that pass the filters (min_rating, max_rating: the players'' average; since, until: PGN dates like 2019 or 2019.06; player, white, black, source; speed: lichess''s speed of the TimeControl, one or an array): games, results, White''s score, average rating, last date played';
+  'the moves played from the position in the games that pass the filters (min_rating, max_rating: the players'' average; since, until: a year or a month, 2019 or 2019.06; player, white, black, source; speed: lichess''s speed of the TimeControl, one or an array): games, results, White''s score, average rating, last month played';
 
 CREATE VIEW pgmate.position_index_size AS
   SELECT count(*) FILTER (WHERE level >= 0) AS runs, coalesce(sum(entries) FILTER (WHERE level >= 0), 0)::bigint AS entries,
          coalesce(sum(blocks), 0)::bigint AS blocks,
          pg_total_relation_size('pgmate.position_blocks') + pg_total_relation_size('pgmate.position_staged_blocks') AS bytes,
          round((pg_total_relation_size('pgmate.position_blocks') + pg_total_relation_size('pgmate.position_staged_blocks'))::numeric /
-               nullif(sum(entries) FILTER (WHERE level >= 0), 0), 2) AS bytes_per_entry
+               nullif(sum(entries) FILTER (WHERE level >= 0), 0), 2) AS bytes_per_entry,
+         (SELECT count(*) FROM pgmate.position_counts) AS counted_positions,
+         pg_total_relation_size('pgmate.position_counts') AS count_bytes
   FROM pgmate.position_runs;
-COMMENT ON VIEW pgmate.position_index_size IS 'the position index: runs, entries, blocks and bytes on disk';
+COMMENT ON VIEW pgmate.position_index_size IS
+  'the position index: runs, entries, blocks and bytes on disk; the positions the explorer''s counts hold and their bytes';

@@ -18,6 +18,8 @@
 // games in runs of ten thousand would otherwise be rewritten at every level.
 #include "position_index.h"
 
+#include "position_counts.h"
+
 #include <algorithm>
 #include <climits>
 #include <cstdint>
@@ -68,13 +70,11 @@ using gamedb::PackedEntry;
 using pg::pg_call;
 using pg::pinned_sql;
 
-constexpr std::uint64_t kSignBit = 1ULL << 63;
 constexpr int kFanout = 4;                            // runs of one level merged together
 constexpr std::size_t kRebuildChunk = 20000;           // games per run while rebuilding
 constexpr std::size_t kRewriteLimit = 2000;            // more deleted games: rebuild instead
 
-// Keys in SQL: the sign bit flipped, so signed order is the blocks' unsigned order.
-std::int64_t sql_key(std::uint64_t key) { return static_cast<std::int64_t>(key ^ kSignBit); }
+using pg::sql_key;
 
 // ------------------------------------------------------------------ SPI, briefly
 // Everything that maintains the index runs its queries read-write (read_only false): each
@@ -643,7 +643,8 @@ void clean_up_at_transaction_end() {
 // The entries of the games a query returns (columns id, start, moves, result), sorted, in
 // a buffer that the next call reuses. A game id beyond the index's 32 bits is an error
 // naming it.
-const std::vector<PositionEntry>& game_entries(const char* query) {
+// With `facts`, the query is counts::games_with_facts' and each row's facts are added to it.
+const std::vector<PositionEntry>& game_entries(const char* query, std::vector<gamedb::GameFacts>* facts = nullptr) {
   clean_up_at_transaction_end();
   std::vector<PositionEntry>& entries = statement_buffers.entries;
   entries.clear();
@@ -652,8 +653,10 @@ const std::vector<PositionEntry>& game_entries(const char* query) {
   const std::uint64_t n = SPI_processed;
   std::vector<Datum> move_datums;
   entries.reserve(static_cast<std::size_t>(n) * 64);  // about a game's distinct positions
+  if (facts) facts->clear();
   for (std::uint64_t i = 0; i < n; ++i) {
     if (i % 256 == 0) pg::check_for_interrupts();
+    if (facts) facts->push_back(pg::counts::facts_of_row(table->vals[i], table->tupdesc));
     if (!remembered.empty()) {
       // The entries the row's summary computed, when kept: the game is not replayed again.
       std::int64_t id = 0;
@@ -809,6 +812,26 @@ void for_each_entry_range(std::uint64_t key, bool fresh, F&& f) {
   }
 }
 
+// Every published entry in key order (each once: a parallel merge's parts never overlap,
+// but an entry found twice is passed once).
+void scan_index(const std::function<void(const PositionEntry&)>& f) {
+  const std::vector<RunRef> runs = run_refs(all_runs());
+  std::vector<RunReader> readers;
+  readers.reserve(runs.size());
+  for (const RunRef& r : runs) readers.emplace_back(r);
+  std::vector<PackedEntry> heads;
+  for (const RunReader& r : readers) heads.push_back(r.done() ? gamedb::kNoEntry : gamedb::pack(r.head()));
+  bool any = false;
+  PackedEntry last = 0;
+  for (gamedb::LoserTree tree(heads); !tree.empty();) {
+    const PackedEntry e = tree.top();
+    if (!any || e != last) f(gamedb::unpack(e));
+    last = e;
+    any = true;
+    tree.replace_top(readers[tree.top_source()].next());
+  }
+}
+
 // ------------------------------------------------------------------ deletions
 
 // Takes the entries of the games of `query` (id, start, moves, result: as they were
@@ -927,6 +950,32 @@ constexpr const char* kChangedNew =
     "SELECT n.id, n.start, n.moves, n.result FROM new_games n WHERE NOT EXISTS (SELECT 1 FROM old_games o "
     "WHERE n.id = o.id AND n.start::text = o.start::text AND n.moves::text = o.moves::text AND n.result = o.result)";
 
+// Whether rows o and n are the same game to the counts: what the index holds, and the
+// speed, ratings and date that the counts know of it (an UPDATE of anything else changes
+// no count).
+std::string same_facts(const std::string& o, const std::string& n) {
+  std::string sql;
+  for (const char* column : {"id", "start::text", "moves::text", "result"}) {
+    const std::string c(column);
+    const std::string name = c.substr(0, c.find(':')), cast = c.find(':') == std::string::npos ? "" : c.substr(c.find(':'));
+    sql += (sql.empty() ? "" : " AND ") + o + "." + name + cast + " = " + n + "." + name + cast;
+  }
+  for (const char* column : {"speed", "date", "tags -> 'WhiteElo'", "tags -> 'BlackElo'"})
+    sql += std::string(" AND ") + o + "." + column + " IS NOT DISTINCT FROM " + n + "." + column;
+  return sql;
+}
+
+// Adds (sign 1) or takes away (-1) the games of `from` (a transition table, aliased g; rows
+// left out by `where`) at the counted positions, when counts are kept.
+void update_counts(const char* from, const std::string& where, int sign) {
+  lock_index(false);
+  if (!pg::counts::maintained()) return;
+  std::vector<gamedb::GameFacts> facts;
+  const std::string query = pg::counts::games_with_facts(from) + where;
+  const std::vector<PositionEntry>& entries = game_entries(query.c_str(), &facts);
+  pg::counts::apply(entries, facts, sign);
+}
+
 // Returns whether the index was built again, from the games as they are now (an update's
 // new rows included).
 bool after_removal(const char* removed_query) {
@@ -1040,14 +1089,28 @@ PGMATE_FUNCTION(position_index_trigger) {
   if (TRIGGER_FIRED_BY_TRUNCATE(event)) {
     lock_index(true);
     spi_exec("TRUNCATE pgmate.position_blocks, pgmate.position_staged_blocks, pgmate.position_runs");
+    pg::counts::clear();
   } else if (TRIGGER_FIRED_BY_INSERT(event)) {
     lock_index(false);
-    write_run(0, game_entries(kNewGames), /*staged=*/pg::position_index_deferred_merges);
-    if (!pg::position_index_deferred_merges && !IsolationUsesXactSnapshot() && try_lock_index()) merge_levels();
+    // A bulk import leaves the counts stale for its end to refresh; other inserts count
+    // their games at once, from the entries of the run they write.
+    const bool deferred = pg::position_index_deferred_merges;
+    const bool counting = !deferred && pg::counts::maintained();
+    std::vector<gamedb::GameFacts> facts;
+    static const std::string new_with_facts = pg::counts::games_with_facts("new_games");
+    const std::vector<PositionEntry>& entries =
+        counting ? game_entries(new_with_facts.c_str(), &facts) : game_entries(kNewGames);
+    write_run(0, entries, /*staged=*/deferred);
+    if (deferred) pg::counts::mark_stale();
+    if (counting) pg::counts::apply(entries, facts, 1);
+    if (!deferred && !IsolationUsesXactSnapshot() && try_lock_index()) merge_levels();
   } else if (TRIGGER_FIRED_BY_DELETE(event)) {
     after_removal(kOldGames);
+    update_counts("old_games", "", -1);
   } else if (TRIGGER_FIRED_BY_UPDATE(event)) {
     if (!after_removal(kChangedOld)) write_run(0, game_entries(kChangedNew));
+    update_counts("old_games", " WHERE NOT EXISTS (SELECT 1 FROM new_games n WHERE " + same_facts("g", "n") + ")", -1);
+    update_counts("new_games", " WHERE NOT EXISTS (SELECT 1 FROM old_games o WHERE " + same_facts("o", "g") + ")", 1);
   }
   pg_call([] { SPI_finish(); });
   return PointerGetDatum(nullptr);
@@ -1195,8 +1258,19 @@ PGMATE_FUNCTION(position_index_clean) {
 PGMATE_FUNCTION(position_index_rebuild) {
   pg_call([] { SPI_connect(); });
   const std::uint64_t entries = rebuild();
+  pg::counts::refresh(std::nullopt);  // the counts are the index's too
   pg_call([] { SPI_finish(); });
   return Int64GetDatum(static_cast<std::int64_t>(entries));
+}
+
+// position_counts_refresh(min_games DEFAULT NULL) -> the positions counted
+PGMATE_FUNCTION(position_counts_refresh) {
+  std::optional<int> min_games;
+  if (!PG_ARGISNULL(0)) min_games = PG_GETARG_INT32(0);
+  pg_call([] { SPI_connect(); });
+  const std::int64_t positions = pg::counts::refresh(min_games);
+  pg_call([] { SPI_finish(); });
+  return Int64GetDatum(positions);
 }
 
 // position_games(position, max_games DEFAULT NULL) -> SETOF bigint, ascending.
@@ -1287,182 +1361,15 @@ PGMATE_FUNCTION(position_moves) {
   return Datum(0);
 }
 
-namespace {
+void pg::lock_position_index(bool exclusive) { lock_index(exclusive); }
 
-// The explorer's rows from a tally, most played first (ties by move): move, san, games,
-// white_wins, draws, black_wins, score, average_rating, last_played (a result of 7 columns
-// leaves out the last two).
-Datum explorer_rows(FunctionCallInfo fcinfo, const chess::Board& b, const gamedb::ExplorerTally& tally) {
-  struct Row {
-    chess::Move move;
-    std::string san;
-    gamedb::ExplorerMove counts;
-  };
-  std::vector<Row> rows;
-  for (const auto& m : tally.moves()) {
-    if (m.move_bits == 0) continue;  // games that ended here
-    const chess::Move move = gamedb::EntryCode::move(b, m.move_bits);
-    rows.push_back({move, chess::to_san(b, move), m});
-  }
-  pg_call([&] {
-    InitMaterializedSRF(fcinfo, 0);
-    ReturnSetInfo* rsinfo = reinterpret_cast<ReturnSetInfo*>(fcinfo->resultinfo);
-    for (const Row& r : rows) {
-      const auto& c = r.counts;
-      const std::uint64_t decided = c.white_wins + c.draws + c.black_wins;
-      const std::optional<std::int64_t> rating = c.average_rating();
-      Datum values[9] = {pg::move_to_datum(r.move),
-                         CStringGetTextDatum(r.san.c_str()),
-                         Int64GetDatum(static_cast<std::int64_t>(c.games)),
-                         Int64GetDatum(static_cast<std::int64_t>(c.white_wins)),
-                         Int64GetDatum(static_cast<std::int64_t>(c.draws)),
-                         Int64GetDatum(static_cast<std::int64_t>(c.black_wins)),
-                         Float8GetDatum(decided ? (c.white_wins + 0.5 * c.draws) / static_cast<double>(decided) : 0),
-                         Int32GetDatum(static_cast<int>(rating.value_or(0))),
-                         c.last_played.empty() ? Datum(0) : CStringGetTextDatum(c.last_played.c_str())};
-      bool nulls[9] = {false, false, false, false, false, false, decided == 0, !rating, c.last_played.empty()};
-      tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
-    }
-  });
-  return Datum(0);
+void pg::for_each_key_entry(std::uint64_t key,
+                            const std::function<void(const gamedb::BlockView&, std::size_t, std::size_t)>& f) {
+  for_each_entry_range(key, false, [&](const BlockView& v, std::size_t first, std::size_t last, HeapTuple, TupleDesc,
+                                       bool) { f(v, first, last); });
 }
 
-// The filters of the explorer over games, checked: 22023 naming what is wrong.
-void check_explorer_filters(Datum filters) {
-  struct Check {
-    std::string type, text, unknown, speed;
-    bool bad_speed = false;
-  } check;
-  pg::pinned_sql([&] {
-    Oid types[1] = {JSONBOID};
-    Datum values[1] = {filters};
-    SPI_execute_with_args(
-        "WITH f AS (SELECT $1 AS filters, CASE jsonb_typeof($1 -> 'speed')"
-        "             WHEN 'array' THEN ARRAY(SELECT jsonb_array_elements_text($1 -> 'speed'))"
-        "             WHEN 'string' THEN ARRAY[$1 ->> 'speed'] END AS speeds"
-        "           WHERE jsonb_typeof($1) = 'object')"
-        " SELECT jsonb_typeof($1), $1::text,"
-        "        (SELECT string_agg(k, ', ') FROM f, jsonb_object_keys(f.filters) k"
-        "         WHERE k NOT IN ('min_rating', 'max_rating', 'since', 'until', 'player', 'white', 'black', 'source',"
-        "                         'speed')),"
-        "        (SELECT f.filters ? 'speed' AND (f.speeds IS NULL OR cardinality(f.speeds) = 0 OR NOT f.speeds <@"
-        "                ARRAY['ultraBullet', 'bullet', 'blitz', 'rapid', 'classical', 'correspondence']) FROM f),"
-        "        ($1 -> 'speed')::text",
-        1, types, values, nullptr, true, 1);
-  });
-  const auto value = [](int column) -> std::string {
-    const char* v = pg_call([&] { return SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, column); });
-    return v ? v : "";
-  };
-  check.type = value(1);
-  check.text = value(2);
-  check.unknown = value(3);
-  check.bad_speed = value(4) == "t";
-  check.speed = value(5);
-  if (check.type != "object")
-    throw pg::SqlError(ERRCODE_INVALID_PARAMETER_VALUE, "explorer filters must be a JSON object, not " + check.text);
-  if (!check.unknown.empty())
-    throw pg::SqlError(ERRCODE_INVALID_PARAMETER_VALUE,
-                       "unknown explorer filter: " + check.unknown +
-                           " (known: min_rating, max_rating, since, until, player, white, black, source, speed)");
-  if (check.bad_speed)
-    throw pg::SqlError(ERRCODE_INVALID_PARAMETER_VALUE,
-                       "explorer filter speed must be one of ultraBullet, bullet, blitz, rapid, classical, "
-                       "correspondence or an array of them, not " + check.speed);
-}
-
-// The games among `ids` that pass the filters: id, the players' average rating (one of them
-// when the other is unknown), date.
-constexpr const char* kFilteredGames =
-    "WITH f AS (SELECT CASE jsonb_typeof($2 -> 'speed')"
-    "             WHEN 'array' THEN ARRAY(SELECT jsonb_array_elements_text($2 -> 'speed'))"
-    "             WHEN 'string' THEN ARRAY[$2 ->> 'speed'] END AS speeds)"
-    " SELECT g.id, p.rating, g.date"
-    " FROM pgmate.games g CROSS JOIN f"
-    " CROSS JOIN LATERAL (SELECT avg(r)::int AS rating FROM unnest(ARRAY["
-    "     CASE WHEN g.tags ->> 'WhiteElo' ~ '^[0-9]{1,4}$' THEN (g.tags ->> 'WhiteElo')::int END,"
-    "     CASE WHEN g.tags ->> 'BlackElo' ~ '^[0-9]{1,4}$' THEN (g.tags ->> 'BlackElo')::int END]) r) p"
-    " WHERE g.id = ANY ($1)"
-    "   AND ($2 -> 'min_rating' IS NULL OR p.rating >= ($2 ->> 'min_rating')::int)"
-    "   AND ($2 -> 'max_rating' IS NULL OR p.rating <= ($2 ->> 'max_rating')::int)"
-    "   AND ($2 -> 'since' IS NULL OR g.date >= $2 ->> 'since')"
-    "   AND ($2 -> 'until' IS NULL OR g.date <= $2 ->> 'until' OR g.date LIKE ($2 ->> 'until') || '%')"
-    "   AND ($2 -> 'player' IS NULL OR $2 ->> 'player' IN (g.white, g.black))"
-    "   AND ($2 -> 'white' IS NULL OR g.white = $2 ->> 'white')"
-    "   AND ($2 -> 'black' IS NULL OR g.black = $2 ->> 'black')"
-    "   AND ($2 -> 'source' IS NULL OR g.source = $2 ->> 'source')"
-    "   AND (f.speeds IS NULL OR g.speed = ANY (f.speeds))";
-
-}  // namespace
-
-// explorer(position) -> (move, san, games, white_wins, draws, black_wins, score)
-PGMATE_FUNCTION(explorer) {
-  const chess::Board b = pg::board_arg(fcinfo, 0);
-  gamedb::ExplorerTally tally;
-  pg_call([] { SPI_connect(); });
-  for_each_entry_range(b.key, false, [&](const BlockView& v, std::size_t first, std::size_t last, HeapTuple, TupleDesc, bool) {
-    for (std::size_t i = first; i < last; ++i) tally.add(v.code(i));
-  });
-  pg_call([] { SPI_finish(); });
-  return explorer_rows(fcinfo, b, tally);
-}
-
-// explorer(position, filters) -> (..., average_rating, last_played): the same tally over the
-// games of the position that pass the filters, read from pgmate.games. As fast as the
-// position is rare.
-PGMATE_FUNCTION(explorer_filtered) {
-  const chess::Board b = pg::board_arg(fcinfo, 0);
-  const Datum filters = PG_GETARG_DATUM(1);
-  pg_call([] { SPI_connect(); });
-  check_explorer_filters(filters);
-  std::vector<std::pair<std::uint32_t, std::uint16_t>> entries;  // game, code: the games that went on
-  for_each_entry_range(b.key, false, [&](const BlockView& v, std::size_t first, std::size_t last, HeapTuple, TupleDesc, bool) {
-    for (std::size_t i = first; i < last; ++i)
-      if (!gamedb::EntryCode::ends_here(v.code(i))) entries.emplace_back(v.game(i), v.code(i));
-  });
-  std::sort(entries.begin(), entries.end());
-  gamedb::ExplorerTally tally;
-  if (!entries.empty()) {
-    // Read through a cursor, a batch at a time: the start position's games are the whole
-    // database's.
-    Portal cursor = pg::pinned_sql([&] {
-      Datum* ids = static_cast<Datum*>(palloc(entries.size() * sizeof(Datum)));
-      for (std::size_t i = 0; i < entries.size(); ++i) ids[i] = Int64GetDatum(std::int64_t(entries[i].first));
-      Oid types[2] = {INT8ARRAYOID, JSONBOID};
-      Datum values[2] = {PointerGetDatum(construct_array(ids, int(entries.size()), INT8OID, 8, true, TYPALIGN_DOUBLE)),
-                         filters};
-      return SPI_cursor_open_with_args(nullptr, kFilteredGames, 2, types, values, nullptr, true, 0);
-    });
-    for (;;) {
-      pg::check_for_interrupts();
-      pg::pinned_sql([&] { SPI_cursor_fetch(cursor, true, 10000); });
-      const std::uint64_t n = SPI_processed;
-      if (n == 0) break;
-      for (std::uint64_t row = 0; row < n; ++row) {
-        bool id_null = false, rating_null = false;
-        std::int64_t id = 0;
-        int rating = 0;
-        const char* date = nullptr;
-        pg_call([&] {
-          HeapTuple t = SPI_tuptable->vals[row];
-          TupleDesc d = SPI_tuptable->tupdesc;
-          id = DatumGetInt64(SPI_getbinval(t, d, 1, &id_null));
-          const Datum r = SPI_getbinval(t, d, 2, &rating_null);
-          if (!rating_null) rating = DatumGetInt32(r);
-          date = SPI_getvalue(t, d, 3);
-        });
-        const auto at = std::lower_bound(entries.begin(), entries.end(), std::pair{std::uint32_t(id), std::uint16_t(0)});
-        if (id_null || at == entries.end() || at->first != std::uint32_t(id)) continue;
-        tally.add(at->second, rating_null ? std::nullopt : std::optional<int>(rating), date ? date : "");
-        if (date) pg_call([&] { pfree(const_cast<char*>(date)); });
-      }
-      pg_call([] { SPI_freetuptable(SPI_tuptable); });
-    }
-    pg_call([&] { SPI_cursor_close(cursor); });
-  }
-  pg_call([] { SPI_finish(); });
-  return explorer_rows(fcinfo, b, tally);
-}
+void pg::for_each_index_entry(const std::function<void(const gamedb::PositionEntry&)>& f) { scan_index(f); }
 
 void pg::remember_game_entries(std::string_view game_bytes, std::span<const gamedb::PositionEntry> entries) {
   remembered.add(game_bytes, entries);

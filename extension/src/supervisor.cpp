@@ -13,6 +13,7 @@
 #include <string>
 
 #include "guard.h"
+#include "position_counts.h"
 #include "position_index.h"
 #include "training_rows.h"
 #include "worker_link.h"
@@ -230,6 +231,11 @@ void _PG_init(void) {
                            "pgmate.position_index_merge() (for bulk imports).",
                            nullptr, &pgmate::pg::position_index_deferred_merges, false, PGC_USERSET, 0, nullptr,
                            nullptr, nullptr);
+  DefineCustomBoolVariable("pgmate.explorer_counts",
+                           "The explorer answers from the per-position counts where they are kept (off: it "
+                           "reads the games, to check the counts).",
+                           nullptr, &pgmate::pg::counts::explorer_counts, true, PGC_USERSET, 0, nullptr, nullptr,
+                           nullptr);
   if (!process_shared_preload_libraries_in_progress) {
     MarkGUCPrefixReserved("pgmate");
     return;
