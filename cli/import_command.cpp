@@ -843,7 +843,7 @@ int import_games(const std::string& conninfo, const std::string& path, bool skip
     std::cout << senders->evals_saved() << " evaluations from [%eval] comments stored in pgmate.position_evals "
               << "(engine 'pgn')\n";
   if (merge_seconds >= 1) std::cout << "the position index was merged in " << format_seconds(merge_seconds) << " s of it\n";
-  if (counted_positions >= 0)
+  if (counted_positions >= 0 && counts_seconds >= 1)
     std::cout << "the explorer's counts of " << counted_positions << " positions were refreshed in "
               << format_seconds(counts_seconds) << " s of it\n";
   return 0;

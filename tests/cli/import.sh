@@ -147,6 +147,10 @@ check "lichess: summary" "${out%% in *}" "imported 400 games (0 skipped)"
 check "lichess: every game's speed, clocks and rated event" \
   "$(q "SELECT count(*) FILTER (WHERE speed IS NOT NULL AND clocks IS NOT NULL AND event LIKE 'Rated % game' AND site LIKE 'https://lichess.org/%') FROM pgmate.games WHERE id > $base")" 400
 check "lichess: several speeds" "$(q "SELECT count(DISTINCT speed) >= 4 FROM pgmate.games WHERE id > $base")" t
+# the import's end refreshed the explorer's counts: the start position's count is every game's
+check "lichess: the explorer's counts refreshed" \
+  "$(q "SELECT s.stale, c.games = (SELECT count(*) FROM pgmate.games WHERE start = 'startpos')
+        FROM pgmate.position_counts_state s, pgmate.position_counts c WHERE c.key = board_key('startpos') # (1::bigint << 63)")" "f|t"
 check "lichess: a share analysed" \
   "$(q "SELECT count(*) BETWEEN 200 AND 10000 FROM pgmate.position_evals WHERE engine = 'pgn'") $(( $(q "SELECT count(*) FROM pgmate.position_evals WHERE engine = 'pgn'") > evals_before ))" "t 1"
 
