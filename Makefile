@@ -6,7 +6,8 @@
 #      make test   set up, build, and run every test (the CI entry point)
 
 # ---------------------------------------------------------------- the extension (PGXS)
-EXTENSION   = pgmate
+# pgmate, and pgmate_cluster for a coordinator of shards (extension/cluster; docs/gamedb.md)
+EXTENSION   = pgmate pgmate_cluster
 EXT_VERSION = 0.17.0
 # The newest upgrade is generated (below); older ones are kept as they were released.
 UPGRADE_FROM = 0.16.0
@@ -18,7 +19,8 @@ OBJS        = $(patsubst %.cpp,%.o,$(sort $(wildcard extension/src/*.cpp)) $(sor
 DATA_built  = pgmate--$(EXT_VERSION).sql pgmate--$(UPGRADE_FROM)--$(EXT_VERSION).sql
 # Earlier versions' scripts: upgrades (ALTER EXTENSION pgmate UPDATE) and their test; the
 # networks pgmate ships (pgmate.install_network).
-DATA        = $(sort $(wildcard extension/upgrade/*.sql)) $(sort $(wildcard networks/pgmate_*.safetensors))
+DATA        = $(sort $(wildcard extension/upgrade/*.sql)) $(sort $(wildcard extension/cluster/*.sql)) \
+              $(sort $(wildcard networks/pgmate_*.safetensors))
 REGRESS     = $(patsubst extension/regress/sql/%.sql,%,$(sort $(wildcard extension/regress/sql/*.sql)))
 REGRESS_OPTS = --inputdir=extension/regress --load-extension=pgmate
 EXTRA_CLEAN = results regression.diffs regression.out $(OBJS:.o=.d)

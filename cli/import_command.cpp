@@ -539,10 +539,14 @@ class BatchSenders {
   }
 
   // Counts again the positions the explorer keeps counts of (the import left them stale);
-  // the positions counted, or -1 for a pgmate without counts.
+  // the positions counted, -1 for a pgmate without counts, -2 for a role that may not.
   std::int64_t refresh_counts() {
     pqxx::work tx(*conns_[0], "pgmate_import_counts");
-    if (!tx.exec1("SELECT to_regprocedure('pgmate.position_counts_refresh(int)') IS NOT NULL")[0].as<bool>()) return -1;
+    const pqxx::row can = tx.exec1(
+        "SELECT p IS NOT NULL, p IS NOT NULL AND has_function_privilege(p, 'EXECUTE') "
+        "FROM to_regprocedure('pgmate.position_counts_refresh(int)') p");
+    if (!can[0].as<bool>()) return -1;
+    if (!can[1].as<bool>()) return -2;
     const std::int64_t positions = tx.exec1("SELECT pgmate.position_counts_refresh()")[0].as<std::int64_t>();
     tx.commit();
     return positions;
@@ -843,6 +847,9 @@ int import_games(const std::string& conninfo, const std::string& path, bool skip
     std::cout << senders->evals_saved() << " evaluations from [%eval] comments stored in pgmate.position_evals "
               << "(engine 'pgn')\n";
   if (merge_seconds >= 1) std::cout << "the position index was merged in " << format_seconds(merge_seconds) << " s of it\n";
+  if (counted_positions == -2)
+    std::cerr << "pgmate import: the explorer's counts were not refreshed (this role may not execute "
+                 "pgmate.position_counts_refresh): the explorer reads the games where they are stale until it runs\n";
   if (counted_positions >= 0 && counts_seconds >= 1)
     std::cout << "the explorer's counts of " << counted_positions << " positions were refreshed in "
               << format_seconds(counts_seconds) << " s of it\n";

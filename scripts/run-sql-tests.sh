@@ -38,7 +38,7 @@ in_fresh_db() {  # NAME COMMAND...: runs COMMAND... DB with DB = pgmate_NAME_tes
 }
 in_fresh_db search_path tests/cli/search_path.sh "$pgmate"  # no name resolves through the caller's path
 in_fresh_db memory tests/cli/memory.sh  # bounded server memory for every caller
-for t in import index_locks selfplay analyse arena engines train learn; do
+for t in import index_locks shards selfplay analyse arena engines train learn; do
   in_fresh_db "$t" "tests/cli/$t.sh" "$pgmate"
 done
 tests/cli/network_recipe.sh "$pgmate"  # make network at its smallest

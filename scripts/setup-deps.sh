@@ -17,6 +17,7 @@ packages=(
   pgn-extract                       # eco.pgn: named opening lines
   postgresql-15-cron                # pg_cron: the learning loop as a scheduled job (its test)
   postgresql-15-plpgsql-check       # checks every PL/pgSQL body of the extension (tests/cli/search_path.sh)
+  postgresql-15-plproxy             # pgmate_cluster runs each search on every shard (scripts/shards.sh)
 )
 # Without recommends: LibTorch, OpenBLAS for fast CPU maths, and headless Chromium, which
 # opens the learning report in a test.

@@ -174,6 +174,16 @@ CREATE FUNCTION pgmate.explorer(board board, filters jsonb,
 COMMENT ON FUNCTION pgmate.explorer(board, jsonb) IS
   'the moves played from the position in the games that pass the filters (min_rating, max_rating: the players'' average; since, until: a year or a month, 2019 or 2019.06; player, white, black, source; speed: lichess''s speed of the TimeControl, one or an array): games, results, White''s score, average rating, last month played';
 
+-- The explorer's sums, which add up across servers: pgmate_cluster adds every shard's
+-- (the average rating from rated and rating_sum; the latest month by last_month).
+CREATE FUNCTION pgmate.explorer_parts(board board, filters jsonb DEFAULT NULL,
+    OUT move move, OUT move_bits int, OUT san text, OUT games bigint, OUT white_wins bigint, OUT draws bigint,
+    OUT black_wins bigint, OUT rated bigint, OUT rating_sum bigint, OUT last_month int, OUT last_played text)
+  RETURNS SETOF record
+  AS 'MODULE_PATHNAME', 'explorer_parts' LANGUAGE C STABLE PARALLEL SAFE ROWS 20;
+COMMENT ON FUNCTION pgmate.explorer_parts(board, jsonb) IS
+  'the explorer''s sums by move (NULL filters: every game, as explorer(board)): games, results, the rated games and their ratings'' sum, the latest month as a number and as text, and the move''s bits (the explorer''s order for ties)';
+
 CREATE VIEW pgmate.position_index_size AS
   SELECT count(*) FILTER (WHERE level >= 0) AS runs, coalesce(sum(entries) FILTER (WHERE level >= 0), 0)::bigint AS entries,
          coalesce(sum(blocks), 0)::bigint AS blocks,

@@ -224,6 +224,30 @@ void tally_games(const chess::Board& b, Datum filters, const Filters& f, gamedb:
   pg_call([&] { SPI_cursor_close(cursor); });
 }
 
+// The tally of the position's games: all of them (no filters), or those that pass the
+// filters; from the counts where they can answer.
+void explorer_tally(const chess::Board& b, std::optional<Datum> filters, gamedb::ExplorerTally& tally) {
+  if (!filters) {
+    if (const auto counts = pg::counts::read(b.key)) {
+      counts->tally({}, tally);
+      return;
+    }
+    pg::for_each_key_entry(b.key, [&](const gamedb::BlockView& v, std::size_t first, std::size_t last) {
+      for (std::size_t i = first; i < last; ++i) tally.add(v.code(i));
+    });
+    return;
+  }
+  const Filters f = read_filters(*filters);
+  const auto bands = gamedb::CountFilter::bands_of(f.min_rating, f.max_rating);
+  std::optional<gamedb::PositionCounts> counts;
+  if (!f.by_players_or_source && bands) counts = pg::counts::read(b.key);
+  if (counts) {
+    counts->tally({f.speeds, f.min_rating || f.max_rating ? bands : std::nullopt, f.since, f.until}, tally);
+  } else {
+    tally_games(b, *filters, f, tally);
+  }
+}
+
 }  // namespace
 }  // namespace pgmate
 
@@ -234,13 +258,7 @@ PGMATE_FUNCTION(explorer) {
   const chess::Board b = pg::board_arg(fcinfo, 0);
   gamedb::ExplorerTally tally;
   pg_call([] { SPI_connect(); });
-  if (const auto counts = pg::counts::read(b.key)) {
-    counts->tally({}, tally);
-  } else {
-    pg::for_each_key_entry(b.key, [&](const gamedb::BlockView& v, std::size_t first, std::size_t last) {
-      for (std::size_t i = first; i < last; ++i) tally.add(v.code(i));
-    });
-  }
+  explorer_tally(b, std::nullopt, tally);
   pg_call([] { SPI_finish(); });
   return explorer_rows(fcinfo, b, tally);
 }
@@ -250,19 +268,59 @@ PGMATE_FUNCTION(explorer) {
 // answer, else read from pgmate.games (as fast as the position is rare).
 PGMATE_FUNCTION(explorer_filtered) {
   const chess::Board b = pg::board_arg(fcinfo, 0);
-  const Datum filters = PG_GETARG_DATUM(1);
-  pg_call([] { SPI_connect(); });
-  const Filters f = read_filters(filters);
   gamedb::ExplorerTally tally;
-  const auto bands = gamedb::CountFilter::bands_of(f.min_rating, f.max_rating);
-  std::optional<gamedb::PositionCounts> counts;
-  if (!f.by_players_or_source && bands) counts = pg::counts::read(b.key);
-  if (counts) {
-    gamedb::CountFilter filter{f.speeds, f.min_rating || f.max_rating ? bands : std::nullopt, f.since, f.until};
-    counts->tally(filter, tally);
-  } else {
-    tally_games(b, filters, f, tally);
-  }
+  pg_call([] { SPI_connect(); });
+  explorer_tally(b, PG_GETARG_DATUM(1), tally);
   pg_call([] { SPI_finish(); });
   return explorer_rows(fcinfo, b, tally);
 }
+
+// explorer_parts(position, filters DEFAULT NULL) -> (move, move_bits, san, games, white_wins,
+// draws, black_wins, rated, rating_sum, last_month, last_played): the tally's sums, which
+// add up across servers (pgmate_cluster combines every shard's); NULL filters: the plain
+// explorer's games.
+PGMATE_FUNCTION(explorer_parts) {
+  if (PG_ARGISNULL(0)) {
+    pg_call([&] { InitMaterializedSRF(fcinfo, 0); });
+    return Datum(0);
+  }
+  const chess::Board b = pg::board_arg(fcinfo, 0);
+  gamedb::ExplorerTally tally;
+  pg_call([] { SPI_connect(); });
+  explorer_tally(b, PG_ARGISNULL(1) ? std::nullopt : std::optional<Datum>(PG_GETARG_DATUM(1)), tally);
+  pg_call([] { SPI_finish(); });
+  struct Row {
+    chess::Move move;
+    std::string san;
+    gamedb::ExplorerMove counts;
+  };
+  std::vector<Row> rows;
+  for (const auto& m : tally.moves()) {
+    if (m.move_bits == 0) continue;
+    const chess::Move move = gamedb::EntryCode::move(b, m.move_bits);
+    rows.push_back({move, chess::to_san(b, move), m});
+  }
+  pg_call([&] {
+    InitMaterializedSRF(fcinfo, 0);
+    ReturnSetInfo* rsinfo = reinterpret_cast<ReturnSetInfo*>(fcinfo->resultinfo);
+    for (const Row& r : rows) {
+      const auto& c = r.counts;
+      const bool month = c.last_played.known();
+      Datum values[11] = {pg::move_to_datum(r.move),
+                          Int32GetDatum(c.move_bits),
+                          CStringGetTextDatum(r.san.c_str()),
+                          Int64GetDatum(std::int64_t(c.games)),
+                          Int64GetDatum(std::int64_t(c.white_wins)),
+                          Int64GetDatum(std::int64_t(c.draws)),
+                          Int64GetDatum(std::int64_t(c.black_wins)),
+                          Int64GetDatum(std::int64_t(c.rated)),
+                          Int64GetDatum(std::int64_t(c.rating_sum)),
+                          Int32GetDatum(std::int32_t(c.last_played.code())),
+                          month ? CStringGetTextDatum(c.last_played.text().c_str()) : Datum(0)};
+      bool nulls[11] = {false, false, false, false, false, false, false, false, false, !month, !month};
+      tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+    }
+  });
+  return Datum(0);
+}
+

@@ -59,7 +59,8 @@ q "CREATE ROLE $IMPORTER LOGIN;
    GRANT EXECUTE ON FUNCTION pgmate.position_index_merge(boolean),
                              pgmate.position_index_merge_part(bigint[], int, int),
                              pgmate.position_index_merge_publish(bigint[], bigint[], int),
-                             pgmate.position_index_clean(int, int) TO $IMPORTER;" >/dev/null
+                             pgmate.position_index_clean(int, int),
+                             pgmate.position_counts_refresh(int) TO $IMPORTER;" >/dev/null
 
 as_reader() { psql -X -q -A -t -U "$READER" -d "$DB" -c "$1" 2>&1; }
 # ---- the reader cannot take the index's lock in either mode the index takes it in
