@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The SQL suites: pg_regress (make installcheck), the documentation's checks, then the
-# search-path shadowing harness and the memory bounds, the import, self-play, analysis, arena (and misbehaving UCI engines), train and learn clients
-# against the project's own server, the network recipe, the GPU check's loop stage on the
+# search-path shadowing harness and the memory bounds, the import, the game database over two
+# shards (servers of their own, against one server), self-play, analysis, arena (and
+# misbehaving UCI engines), train and learn clients against the project's own server, the network recipe, the GPU check's loop stage on the
 # CPU, and the learning loop as a pg_cron job on a server of its own. A server this script
 # starts is stopped again when it ends; one that was already running (make demo) is
 # restarted and left running.
