@@ -61,17 +61,7 @@ SELECT pg_catalog.pg_extension_config_dump('pgmate.position_evals', '');
 -- (The check constraint above then refuses a row that cannot be believed of its position,
 -- with the reason.)
 CREATE FUNCTION pgmate.position_evals_writer() RETURNS trigger
-  LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp
-  AS $$
-    BEGIN
-      -- (pgmate.acting_role() written out: this runs for every row an import stores)
-      IF NEW.writer IS NULL
-         OR NOT pg_has_role(CURRENT_USER, (SELECT c.relowner FROM pg_class c WHERE c.oid = TG_RELID), 'USAGE') THEN
-        NEW.writer := to_regrole(quote_ident(CURRENT_USER));
-      END IF;
-      RETURN NEW;
-    END
-  $$;
+  AS 'MODULE_PATHNAME', 'position_evals_writer' LANGUAGE C;
 COMMENT ON FUNCTION pgmate.position_evals_writer() IS
   'pgmate.position_evals'' trigger: the writer is the storing role (the table owner may name another)';
 CREATE TRIGGER position_evals_writer BEFORE INSERT OR UPDATE ON pgmate.position_evals

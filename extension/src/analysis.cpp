@@ -35,6 +35,7 @@ extern "C" {
 #include "utils/jsonb.h"
 #include "utils/varlena.h"
 #include "catalog/pg_authid_d.h"
+#include "commands/trigger.h"
 #include "executor/spi.h"
 #include "utils/acl.h"
 }
@@ -167,6 +168,35 @@ PGMATE_FUNCTION(eval_writer_rank) {
   for (std::size_t i = 0; i < listed.size(); ++i)
     if (!OidIsValid(listed[i]) && OidIsValid(writer)) PG_RETURN_INT32(1001 + int(i));
   PG_RETURN_NULL();
+}
+
+// pgmate.position_evals_writer(): pgmate.position_evals' row trigger (BEFORE INSERT OR
+// UPDATE). A row's writer is the role that stores it, whatever the statement says: only a
+// role with the table owner's rights (a restore) names another. In C: an import stores a
+// row for each [%eval] comment, and the PL/pgSQL version cost half of storing one.
+PGMATE_FUNCTION(position_evals_writer) {
+  if (!CALLED_AS_TRIGGER(fcinfo)) throw pg::SqlError(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED, "not called as a trigger");
+  TriggerData* td = reinterpret_cast<TriggerData*>(fcinfo->context);
+  const TriggerEvent event = td->tg_event;
+  if (!TRIGGER_FIRED_BEFORE(event) || !TRIGGER_FIRED_FOR_ROW(event) ||
+      !(TRIGGER_FIRED_BY_INSERT(event) || TRIGGER_FIRED_BY_UPDATE(event)))
+    throw pg::SqlError(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED,
+                       "position_evals_writer: a row trigger before INSERT or UPDATE only");
+  return pg::pg_call([&] {
+    HeapTuple row = TRIGGER_FIRED_BY_UPDATE(event) ? td->tg_newtuple : td->tg_trigtuple;
+    const TupleDesc desc = RelationGetDescr(td->tg_relation);
+    const int column = SPI_fnumber(desc, "writer");
+    if (column <= 0) elog(ERROR, "position_evals_writer: the table has no column writer");
+    bool is_null;
+    const Datum named = heap_getattr(row, column, desc, &is_null);
+    const Oid user = GetUserId();
+    if (!is_null && (DatumGetObjectId(named) == user || has_privs_of_role(user, td->tg_relation->rd_rel->relowner)))
+      return PointerGetDatum(row);
+    int columns[1] = {column};
+    Datum values[1] = {ObjectIdGetDatum(user)};
+    bool nulls[1] = {false};
+    return PointerGetDatum(heap_modify_tuple_by_cols(row, desc, 1, columns, values, nulls));
+  });
 }
 
 // pgmate.win_percent(cp int) -> float8: lichess's winning chances, 0 to 100.
