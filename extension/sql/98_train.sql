@@ -257,3 +257,11 @@ CREATE FUNCTION pgmate.training_chart(network bigint, width int DEFAULT 720, hei
   AS 'MODULE_PATHNAME', 'training_chart' LANGUAGE C STABLE STRICT;
 COMMENT ON FUNCTION pgmate.training_chart(bigint, int, int) IS
   'SVG chart of the training log of the run that made a network (or of the newest run training it)';
+
+-- Any query's numbers as the same kind of chart: points as a JSON array of {"series", "x", "y"},
+-- e.g. jsonb_agg(jsonb_build_object('series', method, 'x', games, 'y', p95_ms)).
+CREATE FUNCTION pgmate.line_chart(title text, x_label text, y_label text, points jsonb,
+                                  width int DEFAULT 720, height int DEFAULT 360) RETURNS text
+  AS 'MODULE_PATHNAME', 'line_chart' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION pgmate.line_chart(text, text, text, jsonb, int, int) IS
+  'an SVG line chart of points (a JSON array of {"series": text, "x": number, "y": number}, at most 100,000): a line a series, in the order of its first point, through its points by x';
