@@ -435,9 +435,13 @@ std::optional<std::int64_t> ExplorerMove::average_rating() const {
   return std::int64_t((2 * rating_sum + rated) / (2 * rated));
 }
 
-void ExplorerTally::add(std::uint16_t code) { add(code, std::nullopt, {}); }
+void ExplorerTally::add(std::uint16_t code) { add(code, std::nullopt, GameMonth()); }
 
 void ExplorerTally::add(std::uint16_t code, std::optional<int> rating, std::string_view date) {
+  add(code, rating, GameMonth::of_date(date));
+}
+
+void ExplorerTally::add(std::uint16_t code, std::optional<int> rating, GameMonth month) {
   ExplorerMove m;
   m.move_bits = EntryCode::move_bits(code);
   m.games = 1;
@@ -451,7 +455,7 @@ void ExplorerTally::add(std::uint16_t code, std::optional<int> rating, std::stri
     m.rated = 1;
     m.rating_sum = std::uint64_t(*rating);
   }
-  m.last_played = GameMonth::of_date(date);
+  m.last_played = month;
   add(m);
 }
 

@@ -228,8 +228,10 @@ struct ExplorerMove {
 class ExplorerTally {
  public:
   void add(std::uint16_t code);
-  // One game's entry with its players' average rating (nullopt: unknown) and its PGN date.
+  // One game's entry with its players' average rating (nullopt: unknown) and its PGN date
+  // (or the month of it).
   void add(std::uint16_t code, std::optional<int> rating, std::string_view date);
+  void add(std::uint16_t code, std::optional<int> rating, GameMonth month);
   // Games already counted (PositionCounts' cells): added to the move's.
   void add(const ExplorerMove& counted);
   // The moves, most played first (ties: by move bits).

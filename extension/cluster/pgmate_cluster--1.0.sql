@@ -74,7 +74,10 @@ BEGIN
     END IF;
     SELECT string_agg(format('%I %L', m[1], m[2]), ', ') INTO fdw_options
       FROM regexp_matches(conninfos[k + 1], '([a-z_]+)=(\S+)', 'g') m WHERE m[1] <> 'user';
-    plproxy_options := plproxy_options || format('%sp%s %L', CASE WHEN k > 0 THEN ', ' ELSE '' END, k, conninfos[k + 1]);
+    -- without a user: PL/Proxy connects to the shards as the calling role, whose grants there decide
+    plproxy_options := plproxy_options || format('%sp%s %L', CASE WHEN k > 0 THEN ', ' ELSE '' END, k,
+      (SELECT string_agg(m[1] || '=' || m[2], ' ') FROM regexp_matches(conninfos[k + 1], '([a-z_]+)=(\S+)', 'g') m
+       WHERE m[1] <> 'user'));
     EXECUTE format('CREATE SERVER pgmate_shard_%s FOREIGN DATA WRAPPER postgres_fdw OPTIONS (%s, async_capable %L, '
                    'extensions %L, fetch_size %L, batch_size %L)', k, fdw_options, 'true', 'pgmate', '10000', '1000');
     EXECUTE format('CREATE USER MAPPING FOR CURRENT_USER SERVER pgmate_shard_%s', k);
@@ -86,6 +89,7 @@ BEGIN
   UPDATE @extschema@.settings SET shards = n;
   RETURN n;
 END $$;
+REVOKE ALL ON FUNCTION @extschema@.add_shards(text[]) FROM PUBLIC;
 COMMENT ON FUNCTION @extschema@.add_shards(text[]) IS
   'sets the shards (connection strings of key=value pairs, a power of two of them; shard k holds the games whose id modulo their count is k): the PL/Proxy cluster pgmate_shards, a postgres_fdw server and a foreign partition of pgmate_cluster.games each; returns their count';
 
@@ -146,15 +150,17 @@ CREATE FUNCTION @extschema@.shard_game_analysis(analysis_view text, game_id bigi
 $$ LANGUAGE plproxy;
 
 -- ===================================================================== searches
--- The same names and answers as pgmate's, over every shard's games.
+-- The same names and answers as pgmate's, over every shard's games. They run as the caller
+-- (on the shards too), with the names they use resolved as at install (this schema, pgmate's,
+-- pg_catalog first), never through the caller's search path.
 CREATE FUNCTION @extschema@.position_count(board board) RETURNS bigint
-  LANGUAGE sql STABLE STRICT AS $$
+  LANGUAGE sql STABLE STRICT SET search_path FROM CURRENT AS $$
   SELECT coalesce(sum(n), 0)::bigint FROM @extschema@.shard_position_count(board::text) n
 $$;
 COMMENT ON FUNCTION @extschema@.position_count(board) IS 'how many games of every shard reached the position';
 
 CREATE FUNCTION @extschema@.position_games(board board, max_games bigint DEFAULT NULL) RETURNS SETOF bigint
-  LANGUAGE sql STABLE AS $$
+  LANGUAGE sql STABLE SET search_path FROM CURRENT AS $$
   SELECT g FROM @extschema@.shard_position_games(board::text, max_games) g WHERE board IS NOT NULL ORDER BY g LIMIT max_games
 $$;
 COMMENT ON FUNCTION @extschema@.position_games(board, bigint) IS
@@ -165,7 +171,7 @@ COMMENT ON FUNCTION @extschema@.position_games(board, bigint) IS
 CREATE FUNCTION @extschema@.combined_explorer(board text, filters text,
     OUT move move, OUT san text, OUT games bigint, OUT white_wins bigint, OUT draws bigint,
     OUT black_wins bigint, OUT score float8, OUT average_rating int, OUT last_played text)
-  RETURNS SETOF record LANGUAGE sql STABLE AS $$
+  RETURNS SETOF record LANGUAGE sql STABLE SET search_path FROM CURRENT AS $$
   SELECT p.move::move, min(p.san), sum(p.games)::bigint, sum(p.white_wins)::bigint, sum(p.draws)::bigint,
          sum(p.black_wins)::bigint,
          CASE WHEN sum(p.white_wins + p.draws + p.black_wins) > 0
@@ -181,7 +187,7 @@ $$;
 CREATE FUNCTION @extschema@.explorer(board board,
     OUT move move, OUT san text, OUT games bigint, OUT white_wins bigint, OUT draws bigint,
     OUT black_wins bigint, OUT score float8) RETURNS SETOF record
-  LANGUAGE sql STABLE STRICT AS $$
+  LANGUAGE sql STABLE STRICT SET search_path FROM CURRENT AS $$
   SELECT move, san, games, white_wins, draws, black_wins, score FROM @extschema@.combined_explorer(board::text, NULL)
 $$;
 COMMENT ON FUNCTION @extschema@.explorer(board) IS 'pgmate.explorer over every shard''s games';
@@ -189,21 +195,21 @@ COMMENT ON FUNCTION @extschema@.explorer(board) IS 'pgmate.explorer over every s
 CREATE FUNCTION @extschema@.explorer(board board, filters jsonb,
     OUT move move, OUT san text, OUT games bigint, OUT white_wins bigint, OUT draws bigint,
     OUT black_wins bigint, OUT score float8, OUT average_rating int, OUT last_played text) RETURNS SETOF record
-  LANGUAGE sql STABLE STRICT AS $$
+  LANGUAGE sql STABLE STRICT SET search_path FROM CURRENT AS $$
   SELECT * FROM @extschema@.combined_explorer(board::text, filters::text)
 $$;
 COMMENT ON FUNCTION @extschema@.explorer(board, jsonb) IS 'pgmate.explorer(board, filters) over every shard''s games';
 
 CREATE FUNCTION @extschema@.games_reaching_material(material text) RETURNS SETOF bigint
-  LANGUAGE sql STABLE STRICT AS $$
+  LANGUAGE sql STABLE STRICT SET search_path FROM CURRENT AS $$
   SELECT g FROM @extschema@.shard_games_search('material', material) g ORDER BY g
 $$;
 CREATE FUNCTION @extschema@.games_reaching_pattern(pattern text) RETURNS SETOF bigint
-  LANGUAGE sql STABLE STRICT AS $$
+  LANGUAGE sql STABLE STRICT SET search_path FROM CURRENT AS $$
   SELECT g FROM @extschema@.shard_games_search('pattern', pattern) g ORDER BY g
 $$;
 CREATE FUNCTION @extschema@.games_with_moves(moves move[]) RETURNS SETOF bigint
-  LANGUAGE sql STABLE STRICT AS $$
+  LANGUAGE sql STABLE STRICT SET search_path FROM CURRENT AS $$
   SELECT g FROM @extschema@.shard_games_search('moves', moves::text) g ORDER BY g
 $$;
 COMMENT ON FUNCTION @extschema@.games_reaching_material(text) IS 'ids of the games of every shard that reach the material (pgmate.game_reaches_material)';
@@ -211,11 +217,11 @@ COMMENT ON FUNCTION @extschema@.games_reaching_pattern(text) IS 'ids of the game
 COMMENT ON FUNCTION @extschema@.games_with_moves(move[]) IS 'ids of the games of every shard that play one of the moves (moves && array)';
 
 CREATE FUNCTION @extschema@.move_evals(game bigint) RETURNS SETOF jsonb
-  LANGUAGE sql STABLE STRICT AS $$
+  LANGUAGE sql STABLE STRICT SET search_path FROM CURRENT AS $$
   SELECT r FROM @extschema@.shard_game_analysis('move_evals', game) r ORDER BY (r ->> 'ply')::int, r ->> 'engine', r ->> 'limits'
 $$;
 CREATE FUNCTION @extschema@.game_accuracy(game bigint) RETURNS SETOF jsonb
-  LANGUAGE sql STABLE STRICT AS $$
+  LANGUAGE sql STABLE STRICT SET search_path FROM CURRENT AS $$
   SELECT r FROM @extschema@.shard_game_analysis('game_accuracy', game) r ORDER BY r::text
 $$;
 COMMENT ON FUNCTION @extschema@.move_evals(bigint) IS 'the game''s rows of pgmate.move_evals, as JSON, from the shard that holds it';

@@ -37,22 +37,28 @@ using pg::pg_call;
 // The explorer's rows from a tally, most played first (ties by move): move, san, games,
 // white_wins, draws, black_wins, score, average_rating, last_played (a result of 7 columns
 // leaves out the last two).
-Datum explorer_rows(FunctionCallInfo fcinfo, const chess::Board& b, const gamedb::ExplorerTally& tally) {
-  struct Row {
-    chess::Move move;
-    std::string san;
-    gamedb::ExplorerMove counts;
-  };
-  std::vector<Row> rows;
+struct TallyRow {
+  chess::Move move;
+  std::string san;
+  gamedb::ExplorerMove counts;
+};
+// The tally's moves in its order, the games that ended here left out.
+std::vector<TallyRow> tally_rows(const chess::Board& b, const gamedb::ExplorerTally& tally) {
+  std::vector<TallyRow> rows;
   for (const auto& m : tally.moves()) {
-    if (m.move_bits == 0) continue;  // games that ended here
+    if (m.move_bits == 0) continue;
     const chess::Move move = gamedb::EntryCode::move(b, m.move_bits);
     rows.push_back({move, chess::to_san(b, move), m});
   }
+  return rows;
+}
+
+Datum explorer_rows(FunctionCallInfo fcinfo, const chess::Board& b, const gamedb::ExplorerTally& tally) {
+  const std::vector<TallyRow> rows = tally_rows(b, tally);
   pg_call([&] {
     InitMaterializedSRF(fcinfo, 0);
     ReturnSetInfo* rsinfo = reinterpret_cast<ReturnSetInfo*>(fcinfo->resultinfo);
-    for (const Row& r : rows) {
+    for (const TallyRow& r : rows) {
       const auto& c = r.counts;
       const std::uint64_t decided = c.white_wins + c.draws + c.black_wins;
       const std::optional<std::int64_t> rating = c.average_rating();
@@ -217,7 +223,7 @@ void tally_games(const chess::Board& b, Datum filters, const Filters& f, gamedb:
       if ((f.since && !f.since->at_or_before(month)) || (f.until && !f.until->at_or_after(month))) continue;
       const auto at = std::lower_bound(entries.begin(), entries.end(), std::pair{std::uint32_t(id), std::uint16_t(0)});
       if (id_null || at == entries.end() || at->first != std::uint32_t(id)) continue;
-      tally.add(at->second, rating_null ? std::nullopt : std::optional<int>(rating), month.text());
+      tally.add(at->second, rating_null ? std::nullopt : std::optional<int>(rating), month);
     }
     pg_call([] { SPI_freetuptable(SPI_tuptable); });
   }
@@ -289,21 +295,11 @@ PGMATE_FUNCTION(explorer_parts) {
   pg_call([] { SPI_connect(); });
   explorer_tally(b, PG_ARGISNULL(1) ? std::nullopt : std::optional<Datum>(PG_GETARG_DATUM(1)), tally);
   pg_call([] { SPI_finish(); });
-  struct Row {
-    chess::Move move;
-    std::string san;
-    gamedb::ExplorerMove counts;
-  };
-  std::vector<Row> rows;
-  for (const auto& m : tally.moves()) {
-    if (m.move_bits == 0) continue;
-    const chess::Move move = gamedb::EntryCode::move(b, m.move_bits);
-    rows.push_back({move, chess::to_san(b, move), m});
-  }
+  const std::vector<TallyRow> rows = tally_rows(b, tally);
   pg_call([&] {
     InitMaterializedSRF(fcinfo, 0);
     ReturnSetInfo* rsinfo = reinterpret_cast<ReturnSetInfo*>(fcinfo->resultinfo);
-    for (const Row& r : rows) {
+    for (const TallyRow& r : rows) {
       const auto& c = r.counts;
       const bool month = c.last_played.known();
       Datum values[11] = {pg::move_to_datum(r.move),

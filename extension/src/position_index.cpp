@@ -954,12 +954,9 @@ constexpr const char* kChangedNew =
 // speed, ratings and date that the counts know of it (an UPDATE of anything else changes
 // no count).
 std::string same_facts(const std::string& o, const std::string& n) {
-  std::string sql;
-  for (const char* column : {"id", "start::text", "moves::text", "result"}) {
-    const std::string c(column);
-    const std::string name = c.substr(0, c.find(':')), cast = c.find(':') == std::string::npos ? "" : c.substr(c.find(':'));
-    sql += (sql.empty() ? "" : " AND ") + o + "." + name + cast + " = " + n + "." + name + cast;
-  }
+  std::string sql = o + ".id = " + n + ".id";
+  for (const char* column : {"start::text", "moves::text", "result"})
+    sql += std::string(" AND ") + o + "." + column + " = " + n + "." + column;
   for (const char* column : {"speed", "date", "tags -> 'WhiteElo'", "tags -> 'BlackElo'"})
     sql += std::string(" AND ") + o + "." + column + " IS NOT DISTINCT FROM " + n + "." + column;
   return sql;

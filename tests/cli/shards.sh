@@ -152,6 +152,25 @@ check "changed: the same games" \
   "$(q "SELECT count(*), md5(string_agg(site || result || coalesce(date, ''), ',' ORDER BY site)) FROM pgmate.games")"
 compare "changed"
 
+# ---- the shards' grants decide: a coordinator role reaches the shards as itself
+for target in "$SHARD0" "$SHARD1"; do
+  psql -X -q "$target" -c "DO \$\$ BEGIN CREATE ROLE cluster_reader LOGIN; EXCEPTION WHEN duplicate_object THEN NULL; END \$\$;" -c "GRANT USAGE ON SCHEMA pgmate TO cluster_reader" >/dev/null
+done
+# (roles outlive the databases shards.sh makes anew: made only when missing)
+cq "DO \$\$ BEGIN CREATE ROLE cluster_reader LOGIN; EXCEPTION WHEN duplicate_object THEN NULL; END \$\$;" >/dev/null
+cq "GRANT USAGE ON SCHEMA pgmate_cluster TO cluster_reader; GRANT USAGE ON FOREIGN SERVER pgmate_shards TO cluster_reader" >/dev/null
+as_reader() { psql -X -q -A -t "$(echo "$COORD" | sed 's/user=postgres/user=cluster_reader/')" -c "$1" 2>&1; }
+check_match "a role the shards grant nothing: refused there" \
+  "$(as_reader "SELECT pgmate_cluster.position_count('startpos')")" "REMOTE ERROR: permission denied for table position_runs"
+for target in "$SHARD0" "$SHARD1"; do
+  psql -X -q "$target" -c "GRANT SELECT ON pgmate.position_runs, pgmate.position_blocks, pgmate.position_staged_blocks
+                           TO cluster_reader" >/dev/null
+done
+check "a role the shards let read the index: the count" \
+  "$(as_reader "SELECT pgmate_cluster.position_count('startpos')")" "$(q "SELECT pgmate.position_count('startpos')")"
+check_match "add_shards: not for PUBLIC" \
+  "$(as_reader "SELECT pgmate_cluster.add_shards(ARRAY['host=a'])")" "permission denied for function add_shards"
+
 # ---- what the coordinator refuses
 check_match "add_shards: a count not a power of two" \
   "$(psql -X -q -A -t "$COORD" -c "SELECT pgmate_cluster.add_shards(ARRAY['host=a', 'host=b', 'host=c'])" 2>&1)" \
