@@ -91,9 +91,15 @@ wait_for "SELECT EXISTS (SELECT 1 FROM pgmate.matches WHERE name LIKE $label || 
 check "killed in the arena: was playing" "$?" 0
 stop_bg
 check "killed in the arena: whole iterations" "$(whole_iterations killed)" t
-# the worker killed under the call: the client stops with the server's error, the run resumes
+# the worker killed under the call: the client stops with the server's error, the run resumes.
+# A worker that dies between two requests is no failure (the next request reconnects and
+# hands the network over again), so the worker is first stopped: the call's next request
+# then waits on it, and the kill lands under that request.
 start_bg
 wait_for "SELECT count(*) >= 1 FROM pgmate.games WHERE selfplay->>'run' = $label || '2'"
+worker=$(q "SELECT worker_pid()")
+kill -STOP "$worker"
+sleep 2
 q "SELECT pgmate.kill_worker()" >/dev/null
 wait "$bg_pid"
 check "worker killed: client fails" "$?" 1
