@@ -404,10 +404,9 @@ std::optional<Score> score_of_pgn_eval(std::string_view text, chess::Color side_
   return Score{false, sign * int(std::lround(pawns * 100))};
 }
 
-std::string pgn_evals_json(const chess::Board& start, const std::vector<chess::Move>& moves,
-                           const std::vector<std::string>& evals, int& count) {
-  std::string out;
-  count = 0;
+std::vector<PgnEval> pgn_evals(const chess::Board& start, const std::vector<chess::Move>& moves,
+                               const std::vector<std::string>& evals) {
+  std::vector<PgnEval> out;
   chess::Board b = start;
   for (std::size_t i = 0; i < moves.size() && i < evals.size(); ++i) {
     b.play(moves[i]);
@@ -424,10 +423,20 @@ std::string pgn_evals_json(const chess::Board& start, const std::vector<chess::M
       e->lines.push_back(line);
       e->wdl = wdl_model(*score);
     }
-    if (!out.empty()) out += ',';
-    out += eval_json(b, *e, false);
-    ++count;
+    out.push_back({b, std::move(*e)});
   }
+  return out;
+}
+
+std::string pgn_evals_json(const chess::Board& start, const std::vector<chess::Move>& moves,
+                           const std::vector<std::string>& evals, int& count) {
+  std::string out;
+  const std::vector<PgnEval> found = pgn_evals(start, moves, evals);
+  for (const PgnEval& e : found) {
+    if (!out.empty()) out += ',';
+    out += eval_json(e.position, e.eval, false);
+  }
+  count = int(found.size());
   return out;
 }
 

@@ -131,11 +131,17 @@ double analysis_progress(std::size_t begin, std::size_t end, std::size_t games, 
 // view, as PgnGame::evals holds it) as a score from the side to move's view; nullopt when
 // it cannot be read.
 std::optional<Score> score_of_pgn_eval(std::string_view text, chess::Color side_to_move);
-// The evaluations of a game's PGN comments (PgnGame::evals: evals[i] after moves[i]) as
-// eval_json elements joined by commas (no brackets), each the position after its move with
-// the model's WDL; `count` is set to how many. Comments that cannot be read are left out. A
-// comment after a move that ends the game gives terminal_eval's evaluation (mate 0, a
-// draw), not its own.
+// The evaluations of a game's PGN comments (PgnGame::evals: evals[i] after moves[i]), each
+// the position after its move with the model's WDL. Comments that cannot be read are left
+// out. A comment after a move that ends the game gives terminal_eval's evaluation (mate 0,
+// a draw), not its own.
+struct PgnEval {
+  chess::Board position;
+  PositionEval eval;
+};
+std::vector<PgnEval> pgn_evals(const chess::Board& start, const std::vector<chess::Move>& moves,
+                               const std::vector<std::string>& evals);
+// The same as eval_json elements joined by commas (no brackets); `count` is set to how many.
 std::string pgn_evals_json(const chess::Board& start, const std::vector<chess::Move>& moves,
                            const std::vector<std::string>& evals, int& count);
 

@@ -238,6 +238,37 @@ CREATE FUNCTION pgmate.save_position_evals(engine text, limits text, evals jsonb
 COMMENT ON FUNCTION pgmate.save_position_evals(text, text, jsonb) IS
   'stores evaluations (a JSON array of {board, cp, mate, win, draw, loss, wdl_source, best, pv, depth, nodes, lines}); returns how many were new';
 
+-- Scores alone (a PGN's [%eval] comments: no move, line, depth or nodes; the model's WDL), a
+-- column an array: pgmate import sends them in binary, so nothing is parsed here but the
+-- boards.
+CREATE FUNCTION pgmate.save_position_scores(engine text, limits text, positions board[], score_cp int[], mate int[],
+                                            win smallint[], draw smallint[], loss smallint[]) RETURNS bigint
+  LANGUAGE plpgsql VOLATILE STRICT SET search_path = pg_catalog, pg_temp
+  AS $$
+  #variable_conflict use_column
+  DECLARE saved bigint;
+  BEGIN
+    IF cardinality(positions) <> ALL (ARRAY[cardinality(score_cp), cardinality(mate), cardinality(win),
+                                            cardinality(draw), cardinality(loss)])
+       OR cardinality(score_cp) <> cardinality(loss) THEN
+      RAISE EXCEPTION 'pgmate.save_position_scores: arrays of % positions, % score_cp, % mate, % win, % draw and % loss',
+        cardinality(positions), cardinality(score_cp), cardinality(mate), cardinality(win), cardinality(draw),
+        cardinality(loss)
+        USING ERRCODE = 'invalid_parameter_value', HINT = 'Every array holds one element per position.';
+    END IF;
+    INSERT INTO pgmate.position_evals AS e (key, position, engine, limits, score_cp, mate, win, draw, loss, wdl_source)
+    SELECT @extschema@.board_key(r.board), @extschema@.without_clocks(r.board), $1, $2, r.cp, r.mate, r.win, r.draw,
+           r.loss, 'model'
+    FROM unnest($3, $4, $5, $6, $7, $8) AS r(board, cp, mate, win, draw, loss)
+    ORDER BY 1  -- in key order, as save_position_evals
+    ON CONFLICT (key, position, engine, limits, writer) DO NOTHING;
+    GET DIAGNOSTICS saved = ROW_COUNT;
+    RETURN saved;
+  END
+  $$;
+COMMENT ON FUNCTION pgmate.save_position_scores(text, text, board[], int[], int[], smallint[], smallint[], smallint[]) IS
+  'stores scores without moves (positions, score_cp or mate, win, draw, loss: arrays of one length; WDL from the model); returns how many were new';
+
 CREATE PROCEDURE pgmate.analyse(games text, engine jsonb, options jsonb DEFAULT '{}')
   AS 'MODULE_PATHNAME', 'analyse_procedure' LANGUAGE C;
 -- A network analysis loads the shared worker: granted, like self-play (docs/security.md).

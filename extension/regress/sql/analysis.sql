@@ -37,6 +37,18 @@ WHERE g.white = 'Hand';
 -- stored again: nothing new
 SELECT pgmate.save_position_evals('hand', 'by hand', jsonb_build_array(jsonb_build_object(
          'board', 'startpos', 'cp', 99, 'win', 0, 'draw', 1000, 'loss', 0, 'wdl_source', 'model')));
+-- The same scores as arrays, as pgmate import sends a PGN's: the same rows, without moves
+SELECT pgmate.save_position_scores('hand scores', 'by hand', array_agg(position), array_agg(score_cp),
+                                   array_agg(mate), array_agg(win), array_agg(draw), array_agg(loss))
+FROM pgmate.position_evals WHERE engine = 'hand';
+SELECT count(*) AS scores,
+       count(*) FILTER (WHERE s.score_cp = h.score_cp AND (s.win, s.draw, s.loss) = (h.win, h.draw, h.loss)
+                        AND s.wdl_source = 'model' AND s.best_move IS NULL AND s.depth IS NULL) AS equal
+FROM pgmate.position_evals s JOIN pgmate.position_evals h USING (key, position)
+WHERE s.engine = 'hand scores' AND h.engine = 'hand';
+-- stored again: nothing new
+SELECT pgmate.save_position_scores('hand scores', 'by hand', '{startpos}', '{99}', '{NULL}', '{0}', '{1000}', '{0}');
+DELETE FROM pgmate.position_evals WHERE engine = 'hand scores';
 SELECT ply, side, san, cp_before, cp_after, round(win_before::numeric, 2) AS win_before,
        round(win_after::numeric, 2) AS win_after, round(accuracy::numeric, 2) AS accuracy, class, best_san
 FROM pgmate.move_evals WHERE engine = 'hand' ORDER BY ply;
@@ -82,6 +94,9 @@ SELECT pgmate.save_position_evals('x', 'y', '[{"board": "startpos", "cp": 0, "ma
 SELECT pgmate.save_position_evals('x', 'y', '[{"board": "startpos", "cp": 0, "win": 10, "draw": 1000, "loss": 0, "wdl_source": "model"}]');
 INSERT INTO pgmate.position_evals (key, position, engine, limits, score_cp, win, draw, loss, wdl_source)
 VALUES (1, 'startpos', 'x', 'y', 0, 0, 1000, 0, 'model');
+SELECT pgmate.save_position_scores('x', 'y', '{startpos}', '{0,1}', '{NULL,NULL}', '{0,0}', '{1000,1000}', '{0,0}');
+SELECT pgmate.save_position_scores('x', 'y', '{startpos}', '{0}', '{NULL}', '{10}', '{1000}', '{0}');
+SELECT pgmate.save_position_scores('x', 'y', '{8/8/8/8/8/8/8/8 w - - 0 1}', '{0}', '{NULL}', '{0}', '{1000}', '{0}');
 CALL pgmate.analyse('SELECT id FROM pgmate.games', '"random"');
 CALL pgmate.analyse('SELECT id FROM pgmate.games', '"uci:/nonexistent/engine"');
 CALL pgmate.analyse('SELECT white FROM pgmate.games', '"uci:/usr/games/stockfish"');
