@@ -149,6 +149,16 @@ CREATE FUNCTION @extschema@.shard_game_analysis(analysis_view text, game_id bigi
   SELECT to_jsonb(v) FROM pgmate.game_accuracy v WHERE analysis_view = 'game_accuracy' AND v.game = game_id;
 $$ LANGUAGE plproxy;
 
+-- The PGN of those of the games that a shard holds (to_pgn; with_evals:
+-- pgmate.to_pgn_with_evals, the shard's evaluations), for pgmate export.
+CREATE FUNCTION @extschema@.shard_games_pgn(ids bigint[], with_evals boolean, engine text, limits text,
+                                            OUT id bigint, OUT pgn text) RETURNS SETOF record AS $$
+  CLUSTER 'pgmate_shards';
+  RUN ON ALL;
+  SELECT g.id, CASE WHEN with_evals THEN pgmate.to_pgn_with_evals(g, engine, limits) ELSE to_pgn(g) END AS pgn
+  FROM pgmate.games g WHERE g.id = ANY (ids);
+$$ LANGUAGE plproxy;
+
 -- ===================================================================== searches
 -- The same names and answers as pgmate's, over every shard's games. They run as the caller
 -- (on the shards too), with the names they use resolved as at install (this schema, pgmate's,
@@ -224,5 +234,12 @@ CREATE FUNCTION @extschema@.game_accuracy(game bigint) RETURNS SETOF jsonb
   LANGUAGE sql STABLE STRICT SET search_path FROM CURRENT AS $$
   SELECT r FROM @extschema@.shard_game_analysis('game_accuracy', game) r ORDER BY r::text
 $$;
+CREATE FUNCTION @extschema@.games_pgn(ids bigint[], with_evals boolean DEFAULT false, engine text DEFAULT NULL,
+                                      limits text DEFAULT NULL, OUT id bigint, OUT pgn text) RETURNS SETOF record
+  LANGUAGE sql STABLE SET search_path FROM CURRENT AS $$
+  SELECT p.id, p.pgn FROM @extschema@.shard_games_pgn(ids, coalesce(with_evals, false), engine, limits) p ORDER BY p.id
+$$;
+COMMENT ON FUNCTION @extschema@.games_pgn(bigint[], boolean, text, text) IS
+  'the PGN of the games with these ids, from the shards that hold them, by id (with_evals: with the evaluations of engine and limits, as pgmate.to_pgn_with_evals); what pgmate export writes from a coordinator';
 COMMENT ON FUNCTION @extschema@.move_evals(bigint) IS 'the game''s rows of pgmate.move_evals, as JSON, from the shard that holds it';
 COMMENT ON FUNCTION @extschema@.game_accuracy(bigint) IS 'the game''s rows of pgmate.game_accuracy, as JSON, from the shard that holds it';

@@ -2,10 +2,10 @@
 # pgmate's game database over shards (scripts/shards.sh, pgmate_cluster), against one
 # server holding the same games: 3,000 lichess-format games imported into one database
 # (DB) and, half each, into two shards by two clients at once; then position counts and
-# games, the explorer plain and filtered, material, pattern and move searches and a game's
-# analysis, through the coordinator, each compared with the single server's answer; again
-# after the same updates, deletes and inserts on both. Games are compared by their Site
-# (unique per game): the cluster gives ids of its own.
+# games, the explorer plain and filtered, material, pattern and move searches, a game's
+# analysis and pgmate export, through the coordinator, each compared with the single
+# server's answer; again after the same updates, deletes and inserts on both. Games are
+# compared by their Site (unique per game): the cluster gives ids of its own.
 # Usage: tests/cli/shards.sh PGMATE DB
 set -uo pipefail
 PGMATE=$1
@@ -129,6 +129,24 @@ check "analysis: game_accuracy of the three" \
          pgmate_cluster.game_accuracy(g.id) r WHERE g.site IN ($sites) AND r ->> 'engine' <> 'pgn'")" \
   "$(q "SELECT md5(string_agg((to_jsonb(a) - 'game')::text, ',' ORDER BY (to_jsonb(a) - 'game')::text)) FROM pgmate.games g
         JOIN pgmate.game_accuracy a ON a.game = g.id WHERE g.site IN ($sites) AND a.engine <> 'pgn'")"
+
+# ---- pgmate export through the coordinator: each game's PGN from its shard, with that
+# shard's evaluations; the same text as one server's
+engine=$(q "SELECT engine FROM pgmate.position_evals WHERE engine <> 'pgn' LIMIT 1")
+for site in $(q "SELECT site FROM pgmate.games WHERE site IN ($sites) ORDER BY site"); do
+  one=$("$PGMATE" export --db "dbname=$DB" --where "site = '$site'" --evals --engine "$engine" 2>/dev/null)
+  many=$("$PGMATE" export --db "$COORD" --where "site = '$site'" --evals --engine "$engine" 2>/dev/null)
+  check "export: ${site##*/} with its evaluations, as one server's" "$many" "$one"
+  check_match "export: ${site##*/} has them" "$many" '\[%eval '
+done
+"$PGMATE" export --db "$COORD" --out "$TMP/cluster.pgn" >"$TMP/export.out" 2>&1
+check_match "export: every game" "$(cat "$TMP/export.out")" '^exported 3000 games'
+"$PGMATE" export --db "dbname=$DB" --out "$TMP/single.pgn" >/dev/null 2>&1
+check "export: the same games (their Site lines)" "$(grep '^\[Site ' "$TMP/cluster.pgn" | sort | md5sum)" \
+  "$(grep '^\[Site ' "$TMP/single.pgn" | sort | md5sum)"
+check "export: in the cluster's id order" \
+  "$(grep '^\[Site ' "$TMP/cluster.pgn" | md5sum)" \
+  "$(cq "SELECT '[Site \"' || site || '\"]' FROM pgmate_cluster.games ORDER BY id" | md5sum)"
 
 # ---- the same changes on both: updates of what the index and the counts hold, deletes,
 # inserts (through the coordinator: ids from the shards)
