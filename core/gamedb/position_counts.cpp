@@ -13,7 +13,13 @@ namespace {
 
 constexpr std::array<std::string_view, kSpeedCodes> kSpeedNames = {"",      "ultraBullet", "bullet",        "blitz",
                                                                    "rapid", "classical",   "correspondence"};
-constexpr char kMagic[4] = {'P', 'C', 'N', '1'};
+constexpr char kMagic[4] = {'P', 'C', 'N', '2'};
+constexpr char kMagicWithoutTop[4] = {'P', 'C', 'N', '1'};
+
+// The order of top games: the higher rating first, then the lower number.
+bool better(const TopGame& a, const TopGame& b) {
+  return a.rating != b.rating ? a.rating > b.rating : a.game < b.game;
+}
 
 bool digits(std::string_view s) {
   return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
@@ -142,9 +148,37 @@ void PositionCounts::add(std::uint16_t code, const GameFacts& facts, int sign) {
     case GameResult::kUnknown: break;
   }
   if (band != kUnrated) c.rating_sum += sign * std::int64_t(*facts.rating);
+  if (sign > 0 && band != kUnrated) offer({facts.game, *facts.rating});
+  if (sign < 0) {
+    take_away(facts.game);
+    removed_.push_back(facts.game);
+  }
+}
+
+void PositionCounts::offer(const TopGame& g) {
+  if (!top_whole_) return;  // a game better than the best kept may be missing already
+  if (std::any_of(top_.begin(), top_.end(), [&](const TopGame& t) { return t.game == g.game; })) return;
+  top_.insert(std::upper_bound(top_.begin(), top_.end(), g, better), g);
+  if (top_.size() > kTopGames) top_.pop_back();
+}
+
+void PositionCounts::take_away(std::uint32_t game) {
+  const auto at = std::find_if(top_.begin(), top_.end(), [&](const TopGame& t) { return t.game == game; });
+  if (at == top_.end()) return;
+  // A full list loses a game whose successor is not known; a shorter one held every rated game.
+  if (top_.size() == kTopGames) top_whole_ = false;
+  top_.erase(at);
+}
+
+std::optional<std::vector<TopGame>> PositionCounts::top_games() const {
+  if (!top_whole_) return std::nullopt;
+  return top_;
 }
 
 void PositionCounts::add(const PositionCounts& other) {
+  for (const std::uint32_t game : other.removed_) take_away(game);
+  if (!other.top_whole_) top_whole_ = false;
+  for (const TopGame& g : other.top_) offer(g);
   for (const auto& [k, o] : other.cells_) {
     Cell& c = cells_[k];
     c.games += o.games;
@@ -172,14 +206,22 @@ std::string PositionCounts::encode() const {
     before = k;
     for (std::int64_t v : {c.games, c.white_wins, c.draws, c.black_wins, c.rating_sum}) put_varint(out, std::uint64_t(v));
   }
+  put_varint(out, top_whole_ ? 1 : 0);
+  put_varint(out, top_.size());
+  for (const TopGame& g : top_) {
+    put_varint(out, g.game);
+    put_varint(out, std::uint64_t(std::max(g.rating, 0)));
+  }
   return out;
 }
 
 PositionCounts PositionCounts::decode(const void* data, std::size_t size) {
   const auto* p = static_cast<const unsigned char*>(data);
   const unsigned char* end = p + size;
-  if (size < sizeof kMagic || std::memcmp(p, kMagic, sizeof kMagic) != 0)
-    throw std::invalid_argument("position counts: not format 1 (magic PCN1)");
+  if (size < sizeof kMagic ||
+      (std::memcmp(p, kMagic, sizeof kMagic) != 0 && std::memcmp(p, kMagicWithoutTop, sizeof kMagic) != 0))
+    throw std::invalid_argument("position counts: not format 2 or 1 (magic PCN2, PCN1)");
+  const bool with_top = std::memcmp(p, kMagic, sizeof kMagic) == 0;
   p += sizeof kMagic;
   const std::uint64_t n = get_varint(p, end);
   if (n > size) throw std::invalid_argument("position counts: more cells than bytes");
@@ -197,6 +239,20 @@ PositionCounts PositionCounts::decode(const void* data, std::size_t size) {
       *v = std::int64_t(x);
     }
     counts.cells_.emplace(k, c);
+  }
+  counts.top_whole_ = false;
+  if (with_top) {
+    const std::uint64_t whole = get_varint(p, end), games = get_varint(p, end);
+    if (whole > 1 || games > kTopGames) throw std::invalid_argument("position counts: bad top games");
+    counts.top_whole_ = whole == 1;
+    for (std::uint64_t i = 0; i < games; ++i) {
+      const std::uint64_t game = get_varint(p, end), rating = get_varint(p, end);
+      if (game > UINT32_MAX || rating > 100000) throw std::invalid_argument("position counts: bad top games");
+      const TopGame g{std::uint32_t(game), int(rating)};
+      if (!counts.top_.empty() && !better(counts.top_.back(), g))
+        throw std::invalid_argument("position counts: top games out of order");
+      counts.top_.push_back(g);
+    }
   }
   if (p != end) throw std::invalid_argument("position counts: bytes after the last cell");
   return counts;

@@ -94,8 +94,18 @@ struct CountFilter {
                                                                        std::optional<std::int64_t> max_rating);
 };
 
+// A game of a position's top games: its number and the players' average rating.
+struct TopGame {
+  std::uint32_t game = 0;
+  int rating = 0;
+  bool operator==(const TopGame&) const = default;
+};
+// How many top games a position keeps (lichess's explorer shows four).
+inline constexpr std::size_t kTopGames = 4;
+
 // The counts of one position: for each move (EntryCode::move_bits, 0 for the games that
-// ended there), speed, band and month, the games, their results and their ratings' sum.
+// ended there), speed, band and month, the games, their results and their ratings' sum;
+// and its top games, the rated games of highest average rating (ties: the lower number).
 // Games may be added and taken away (a deleted game); the stored counts never go below zero.
 class PositionCounts {
  public:
@@ -105,13 +115,16 @@ class PositionCounts {
 
   // One game's entry (EntryCode) with its facts; sign -1 takes it away.
   void add(std::uint16_t code, const GameFacts& facts, int sign = 1);
-  // Adds another position's counts (a delta, or stored counts).
+  // Adds another position's counts (a delta, or stored counts): its games taken away first,
+  // then its top games offered.
   void add(const PositionCounts& other);
 
-  // Format 1: u32 magic "PCN1", a varint count, then each cell by key ascending: its key
+  // Format 2: u32 magic "PCN2", a varint count, then each cell by key ascending: its key
   // as a varint delta from the one before, then games, white wins, draws, black wins and the
-  // ratings' sum as varints. Cells with no games are left out. Throws std::invalid_argument
-  // for a cell below zero (counts that were never stored).
+  // ratings' sum as varints; then the top games: 1 when the list is known whole (else 0), a
+  // varint count, and each game's number and rating as varints. Cells with no games are left
+  // out. Throws std::invalid_argument for a cell below zero (counts that were never stored).
+  // Format 1 ("PCN1", without the top games) is read as counts whose top games are unknown.
   std::string encode() const;
   // Throws std::invalid_argument for bytes that are not such counts.
   static PositionCounts decode(const void* data, std::size_t size);
@@ -121,11 +134,19 @@ class PositionCounts {
   bool empty() const { return cells_.empty(); }
   // The cells that pass the filter, into the explorer's tally.
   void tally(const CountFilter& filter, ExplorerTally& tally) const;
+  // The top games, best first; nullopt once a game of a full list was taken away (the next
+  // best is not known here: a refresh finds it again).
+  std::optional<std::vector<TopGame>> top_games() const;
 
  private:
   // move_bits << 32 | speed << 28 | band << 24 | month code (below 2^24)
   static std::uint64_t key(std::uint16_t move, std::uint8_t speed, std::uint8_t band, GameMonth month);
+  void offer(const TopGame& g);
+  void take_away(std::uint32_t game);
   std::unordered_map<std::uint64_t, Cell> cells_;
+  std::vector<TopGame> top_;            // best first, at most kTopGames
+  bool top_whole_ = true;               // top_ is the position's top games
+  std::vector<std::uint32_t> removed_;  // a delta's games taken away, for add(other)
 };
 
 }  // namespace pgmate::gamedb

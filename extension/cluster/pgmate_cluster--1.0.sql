@@ -149,6 +149,14 @@ CREATE FUNCTION @extschema@.shard_game_analysis(analysis_view text, game_id bigi
   SELECT to_jsonb(v) FROM pgmate.game_accuracy v WHERE analysis_view = 'game_accuracy' AND v.game = game_id;
 $$ LANGUAGE plproxy;
 
+-- A shard's top games of a position.
+CREATE FUNCTION @extschema@.shard_explorer_top_games(board_text text, max_games int,
+                                                     OUT game bigint, OUT average_rating int) RETURNS SETOF record AS $$
+  CLUSTER 'pgmate_shards';
+  RUN ON ALL;
+  SELECT game, average_rating FROM pgmate.explorer_top_games(board_text::board, max_games);
+$$ LANGUAGE plproxy;
+
 -- The PGN of those of the games that a shard holds (to_pgn; with_evals:
 -- pgmate.to_pgn_with_evals, the shard's evaluations), for pgmate export.
 CREATE FUNCTION @extschema@.shard_games_pgn(ids bigint[], with_evals boolean, engine text, limits text,
@@ -209,6 +217,16 @@ CREATE FUNCTION @extschema@.explorer(board board, filters jsonb,
   SELECT * FROM @extschema@.combined_explorer(board::text, filters::text)
 $$;
 COMMENT ON FUNCTION @extschema@.explorer(board, jsonb) IS 'pgmate.explorer(board, filters) over every shard''s games';
+
+-- Every shard's best max_games, then the best of those: the cluster's top games.
+CREATE FUNCTION @extschema@.explorer_top_games(board board, max_games int DEFAULT 4,
+                                               OUT game bigint, OUT average_rating int) RETURNS SETOF record
+  LANGUAGE sql STABLE STRICT SET search_path FROM CURRENT AS $$
+  SELECT t.game, t.average_rating FROM @extschema@.shard_explorer_top_games(board::text, max_games) t
+  ORDER BY t.average_rating DESC, t.game LIMIT max_games
+$$;
+COMMENT ON FUNCTION @extschema@.explorer_top_games(board, int) IS
+  'the rated games of every shard that reached the position with the highest players'' average rating, best first (ties: the lower id)';
 
 CREATE FUNCTION @extschema@.games_reaching_material(material text) RETURNS SETOF bigint
   LANGUAGE sql STABLE STRICT SET search_path FROM CURRENT AS $$

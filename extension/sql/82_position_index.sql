@@ -174,6 +174,16 @@ CREATE FUNCTION pgmate.explorer(board board, filters jsonb,
 COMMENT ON FUNCTION pgmate.explorer(board, jsonb) IS
   'the moves played from the position in the games that pass the filters (min_rating, max_rating: the players'' average; since, until: a year or a month, 2019 or 2019.06; player, white, black, source; speed: lichess''s speed of the TimeControl, one or an array): games, results, White''s score, average rating, last month played';
 
+-- The position's top games, as lichess's explorer lists them: the rated games that reached
+-- it with the highest players' average rating, best first (ties: the lower id). The counts
+-- keep a counted position's four best; a deleted or changed game among them leaves that
+-- position's read from pgmate.games until the next refresh.
+CREATE FUNCTION pgmate.explorer_top_games(board board, max_games int DEFAULT 4,
+    OUT game bigint, OUT average_rating int) RETURNS SETOF record
+  AS 'MODULE_PATHNAME', 'explorer_top_games' LANGUAGE C STABLE STRICT PARALLEL SAFE ROWS 4;
+COMMENT ON FUNCTION pgmate.explorer_top_games(board, int) IS
+  'the rated games that reached the position with the highest players'' average rating, best first (ties: the lower id), at most max_games: from the explorer''s counts where they hold them, else from the games';
+
 -- The explorer's sums, which add up across servers: pgmate_cluster adds every shard's
 -- (the average rating from rated and rating_sum; the latest month by last_month).
 CREATE FUNCTION pgmate.explorer_parts(board board, filters jsonb DEFAULT NULL,

@@ -320,3 +320,85 @@ PGMATE_FUNCTION(explorer_parts) {
   return Datum(0);
 }
 
+
+namespace pgmate {
+namespace {
+
+// The position's top games read from pgmate.games: of every game that reached it, the rated
+// ones by the players' average rating (ties: the lower id), at most `wanted`.
+std::vector<gamedb::TopGame> top_games_from_games(const chess::Board& b, std::size_t wanted) {
+  std::vector<std::uint32_t> games;
+  pg::for_each_key_entry(b.key, [&](const gamedb::BlockView& v, std::size_t first, std::size_t last) {
+    for (std::size_t i = first; i < last; ++i) games.push_back(v.game(i));
+  });
+  std::sort(games.begin(), games.end());
+  games.erase(std::unique(games.begin(), games.end()), games.end());
+  std::vector<gamedb::TopGame> top;
+  if (games.empty() || wanted == 0) return top;
+  static const std::string sql =
+      std::string("SELECT g.id, p.rating FROM pgmate.games g CROSS JOIN LATERAL (SELECT ") +
+      pg::counts::kAverageRatingSql + " AS rating) p WHERE g.id = ANY ($1) AND p.rating IS NOT NULL";
+  Portal cursor = pg::pinned_sql([&] {
+    Datum* ids = static_cast<Datum*>(palloc(games.size() * sizeof(Datum)));
+    for (std::size_t i = 0; i < games.size(); ++i) ids[i] = Int64GetDatum(std::int64_t(games[i]));
+    Oid types[1] = {INT8ARRAYOID};
+    Datum values[1] = {PointerGetDatum(construct_array(ids, int(games.size()), INT8OID, 8, true, TYPALIGN_DOUBLE))};
+    return SPI_cursor_open_with_args(nullptr, sql.c_str(), 1, types, values, nullptr, true, 0);
+  });
+  const auto better = [](const gamedb::TopGame& a, const gamedb::TopGame& c) {
+    return a.rating != c.rating ? a.rating > c.rating : a.game < c.game;
+  };
+  for (;;) {
+    pg::check_for_interrupts();
+    pg::pinned_sql([&] { SPI_cursor_fetch(cursor, true, 10000); });
+    const std::uint64_t n = SPI_processed;
+    if (n == 0) break;
+    for (std::uint64_t row = 0; row < n; ++row) {
+      const gamedb::TopGame g = pg_call([&] {
+        bool is_null;
+        HeapTuple t = SPI_tuptable->vals[row];
+        return gamedb::TopGame{std::uint32_t(DatumGetInt64(SPI_getbinval(t, SPI_tuptable->tupdesc, 1, &is_null))),
+                               DatumGetInt32(SPI_getbinval(t, SPI_tuptable->tupdesc, 2, &is_null))};
+      });
+      top.insert(std::upper_bound(top.begin(), top.end(), g, better), g);
+      if (top.size() > wanted) top.pop_back();
+    }
+    pg_call([] { SPI_freetuptable(SPI_tuptable); });
+  }
+  pg_call([&] { SPI_cursor_close(cursor); });
+  return top;
+}
+
+}  // namespace
+}  // namespace pgmate
+
+// explorer_top_games(position, max_games) -> (game, average_rating): the rated games that
+// reached the position with the highest players' average, best first (ties: the lower id);
+// from the position's counts when they hold them (max_games up to gamedb::kTopGames), else
+// read from pgmate.games.
+PGMATE_FUNCTION(explorer_top_games) {
+  const chess::Board b = pg::board_arg(fcinfo, 0);
+  const std::int32_t wanted = PG_GETARG_INT32(1);
+  if (wanted < 0)
+    throw pg::SqlError(ERRCODE_INVALID_PARAMETER_VALUE, "max_games must be 0 or more, not " + std::to_string(wanted));
+  pg_call([] { SPI_connect(); });
+  std::optional<std::vector<gamedb::TopGame>> top;
+  if (std::size_t(wanted) <= gamedb::kTopGames)
+    if (const auto counts = pg::counts::read(b.key)) top = counts->top_games();
+  if (top) {
+    if (top->size() > std::size_t(wanted)) top->resize(std::size_t(wanted));
+  } else {
+    top = top_games_from_games(b, std::size_t(wanted));
+  }
+  pg_call([] { SPI_finish(); });
+  pg_call([&] {
+    InitMaterializedSRF(fcinfo, 0);
+    ReturnSetInfo* rsinfo = reinterpret_cast<ReturnSetInfo*>(fcinfo->resultinfo);
+    for (const gamedb::TopGame& g : *top) {
+      Datum values[2] = {Int64GetDatum(std::int64_t(g.game)), Int32GetDatum(g.rating)};
+      bool nulls[2] = {false, false};
+      tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+    }
+  });
+  return Datum(0);
+}

@@ -2,10 +2,10 @@
 # pgmate's game database over shards (scripts/shards.sh, pgmate_cluster), against one
 # server holding the same games: 3,000 lichess-format games imported into one database
 # (DB) and, half each, into two shards by two clients at once; then position counts and
-# games, the explorer plain and filtered, material, pattern and move searches, a game's
-# analysis and pgmate export, through the coordinator, each compared with the single
-# server's answer; again after the same updates, deletes and inserts on both. Games are
-# compared by their Site (unique per game): the cluster gives ids of its own.
+# games, the explorer plain and filtered, its top games, material, pattern and move
+# searches, a game's analysis and pgmate export, through the coordinator, each compared
+# with the single server's answer; again after the same updates, deletes and inserts on
+# both. Games are compared by their Site (unique per game): the cluster gives ids of its own.
 # Usage: tests/cli/shards.sh PGMATE DB
 set -uo pipefail
 PGMATE=$1
@@ -72,6 +72,14 @@ answers() {  # SCHEMA
   SELECT 'explorer', p.board, e::text FROM probes p, $s.explorer(p.board::board) e
   UNION ALL
   SELECT 'explorer ' || f.filters::text, p.board, e::text FROM probes p, probe_filters f, $s.explorer(p.board::board, f.filters) e
+  UNION ALL
+  -- the top games' ratings, and the Sites of those rated above the last (ties go by id,
+  -- which the cluster gives otherwise)
+  SELECT 'top games', p.board, string_agg(t.average_rating::text, ',' ORDER BY t.average_rating DESC) || ' ' ||
+         coalesce(string_agg(s.site, ',' ORDER BY s.site) FILTER (WHERE t.average_rating > l.last), '')
+    FROM probes p CROSS JOIN LATERAL $s.explorer_top_games(p.board::board) t JOIN sites s ON s.id = t.game
+    CROSS JOIN LATERAL (SELECT min(average_rating) AS last FROM $s.explorer_top_games(p.board::board)) l
+    GROUP BY p.board
   ORDER BY 1, 2, 3;"
 }
 searches() {  # SCHEMA: material, pattern and move searches, by Site
@@ -97,8 +105,8 @@ compare() {  # LABEL
   check "$1: both answered" "$rc_single $rc_cluster $(head -c 300 "$TMP/cluster.txt" | grep -c ERROR)" "0 0 0"
   check "$1: $(wc -l <"$TMP/single.txt") answers on $(q "SELECT count(*) FROM (VALUES $probes) v") positions, as one server's" \
     "$(diff "$TMP/single.txt" "$TMP/cluster.txt" | head -n 6)" ""
-  check "$1: counts, games, explorer rows all answered" \
-    "$(cut -d'|' -f1 "$TMP/cluster.txt" | cut -d' ' -f1 | sort -u | tr '\n' ' ')" "count explorer first games "
+  check "$1: counts, games, explorer rows, top games all answered" \
+    "$(cut -d'|' -f1 "$TMP/cluster.txt" | cut -d' ' -f1 | sort -u | tr '\n' ' ')" "count explorer first games top "
   check "$1: material, pattern and move searches" "$(cq "$(searches pgmate_cluster)")" "$(q "$(searches pgmate)")"
   check "$1: the searches find games" "$(cq "SELECT bool_and(n > 0) FROM ($(searches pgmate_cluster)) s(kind, n, h)")" t
 }

@@ -114,9 +114,66 @@ TEST(PositionCounts, BytesRoundTripAndGamesTakenAway) {
   PositionCounts wrong;
   wrong.add(e4, blitz, -1);  // a game never counted, taken away
   EXPECT_THROW((void)wrong.encode(), std::invalid_argument);
-  for (const std::string& bad : {std::string("PCN1"), std::string("PCN2\x01\x01\x01\x01\x00\x00\x00", 11),
+  for (const std::string& bad : {std::string("PCN1"), std::string("PCN3\x01\x01\x01\x01\x00\x00\x00", 11),
                                  bytes.substr(0, bytes.size() - 1), bytes + '\0'})
     EXPECT_THROW((void)PositionCounts::decode(bad.data(), bad.size()), std::invalid_argument);
+}
+
+// The top games: the rated games of highest average rating, ties by the lower number, kept
+// through inserts (one by one and as a delta) and through deletes while they can be known.
+TEST(PositionCounts, TopGamesAreTheBestRatedWhileKnown) {
+  const Board start = chess::parse_fen("startpos");
+  const std::uint16_t e4 = EntryCode::make(chess::parse_san(start, "e4"), GameResult::kWhiteWins);
+  std::mt19937 rng(48);
+  std::vector<TopGame> all;
+  PositionCounts counts, delta;
+  for (std::uint32_t g = 1; g <= 400; ++g) {
+    const std::optional<int> rating = rng() % 4 ? std::optional<int>(1000 + int(rng() % 50)) : std::nullopt;
+    const GameFacts facts{g, 3, rating, GameMonth()};
+    (g <= 200 ? counts : delta).add(e4, facts);
+    if (rating) all.push_back({g, *rating});
+  }
+  counts.add(delta);
+  std::sort(all.begin(), all.end(), [](const TopGame& a, const TopGame& b) {
+    return a.rating != b.rating ? a.rating > b.rating : a.game < b.game;
+  });
+  const std::vector<TopGame> best(all.begin(), all.begin() + kTopGames);
+  ASSERT_TRUE(counts.top_games());
+  EXPECT_EQ(*counts.top_games(), best);
+
+  // stored and read back; format 1 knows no top games
+  const std::string bytes = counts.encode();
+  const PositionCounts back = PositionCounts::decode(bytes.data(), bytes.size());
+  ASSERT_TRUE(back.top_games());
+  EXPECT_EQ(*back.top_games(), best);
+  const std::string v1 = std::string("PCN1\x00", 5);
+  EXPECT_FALSE(PositionCounts::decode(v1.data(), v1.size()).top_games());
+
+  // a game not among them taken away: still known; one of them: no longer
+  PositionCounts after = back;
+  PositionCounts other;
+  other.add(e4, GameFacts{all.back().game, 3, all.back().rating, GameMonth()}, -1);
+  after.add(other);
+  ASSERT_TRUE(after.top_games());
+  EXPECT_EQ(*after.top_games(), best);
+  PositionCounts top;
+  top.add(e4, GameFacts{best[1].game, 3, best[1].rating, GameMonth()}, -1);
+  after.add(top);
+  EXPECT_FALSE(after.top_games());
+  const std::string unknown = after.encode();
+  EXPECT_FALSE(PositionCounts::decode(unknown.data(), unknown.size()).top_games());
+
+  // fewer rated games than kTopGames: each one taken away leaves the rest known
+  PositionCounts few;
+  few.add(e4, GameFacts{7, 3, 1500, GameMonth()});
+  few.add(e4, GameFacts{8, 3, 1600, GameMonth()});
+  few.add(e4, GameFacts{9, 3, std::nullopt, GameMonth()});
+  few.add(e4, GameFacts{7, 3, 1500, GameMonth()});  // a position reached twice in one game
+  PositionCounts gone;
+  gone.add(e4, GameFacts{8, 3, 1600, GameMonth()}, -1);
+  few.add(gone);
+  ASSERT_TRUE(few.top_games());
+  EXPECT_EQ(*few.top_games(), (std::vector<TopGame>{{7, 1500}}));
 }
 
 // Games with random speeds, ratings and dates: every filter the counts can answer gives the

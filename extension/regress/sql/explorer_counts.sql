@@ -35,7 +35,8 @@ INSERT INTO probe_filters VALUES ('{}'), ('{"speed": "blitz"}'), ('{"speed": ["b
   ('{"min_rating": 2001}'), ('{"max_rating": 2000}'), ('{"since": "2019.06"}'), ('{"until": "2019"}'),
   ('{"since": "2019", "until": "2019.06"}'), ('{"speed": "correspondence", "min_rating": 1600, "since": "2019"}'),
   ('{"player": "w8"}'), ('{"min_rating": -5, "max_rating": 99999}');
--- The explorer's rows from the counts and from the games, each side EXCEPT the other.
+-- The explorer's rows and top games from the counts and from the games, each side EXCEPT
+-- the other.
 CREATE FUNCTION pg_temp.counts_mismatches() RETURNS bigint LANGUAGE plpgsql AS $$
 DECLARE
   mismatches bigint;
@@ -44,12 +45,18 @@ BEGIN
   CREATE TEMP TABLE from_counts AS
     SELECT p.board::text AS position, f.filters, e.* FROM probes p, probe_filters f, pgmate.explorer(p.board, f.filters) e
     UNION ALL
-    SELECT p.board::text, NULL, e.*, NULL, NULL FROM probes p, pgmate.explorer(p.board) e;
+    SELECT p.board::text, NULL, e.*, NULL, NULL FROM probes p, pgmate.explorer(p.board) e
+    UNION ALL
+    SELECT p.board::text, '"top"', NULL, NULL, t.game, NULL, NULL, NULL, NULL, t.average_rating, NULL
+    FROM probes p, pgmate.explorer_top_games(p.board) t;
   PERFORM set_config('pgmate.explorer_counts', 'off', true);
   CREATE TEMP TABLE from_games AS
     SELECT p.board::text AS position, f.filters, e.* FROM probes p, probe_filters f, pgmate.explorer(p.board, f.filters) e
     UNION ALL
-    SELECT p.board::text, NULL, e.*, NULL, NULL FROM probes p, pgmate.explorer(p.board) e;
+    SELECT p.board::text, NULL, e.*, NULL, NULL FROM probes p, pgmate.explorer(p.board) e
+    UNION ALL
+    SELECT p.board::text, '"top"', NULL, NULL, t.game, NULL, NULL, NULL, NULL, t.average_rating, NULL
+    FROM probes p, pgmate.explorer_top_games(p.board) t;
   PERFORM set_config('pgmate.explorer_counts', 'on', true);
   SELECT count(*) INTO mismatches FROM (
     (TABLE from_counts EXCEPT ALL TABLE from_games) UNION ALL (TABLE from_games EXCEPT ALL TABLE from_counts)) d;
@@ -61,12 +68,18 @@ CREATE TEMP VIEW compared AS
   SELECT (SELECT count(*) FROM probes) AS positions,
          (SELECT count(*) FROM probes p WHERE EXISTS (SELECT 1 FROM pgmate.position_counts c
             WHERE c.key = (board_key(p.board) # (1::bigint << 63)))) AS counted,
+         (SELECT count(*) FROM probes p, pgmate.explorer_top_games(p.board)) AS top_games,
          pg_temp.counts_mismatches() AS mismatches;
 
 -- A refresh counts every position reached by min_games games or more.
 SELECT pgmate.position_counts_refresh(min_games => 150) > 0 AS refreshed;
 SELECT min_games, stale FROM pgmate.position_counts_state;
 SELECT * FROM compared;
+-- the start position's top games, by the players' average rating (ties: the earlier game)
+SELECT g.white, g.tags ->> 'WhiteElo' AS white_elo, g.tags ->> 'BlackElo' AS black_elo, t.average_rating
+FROM pgmate.explorer_top_games('startpos') t JOIN pgmate.games g ON g.id = t.game;
+SELECT count(*) AS two_of_them FROM pgmate.explorer_top_games('startpos', 2);
+SELECT count(*) AS forty_of_them FROM pgmate.explorer_top_games('startpos', 40);
 SELECT (SELECT games FROM pgmate.position_counts WHERE key = (board_key('startpos') # (1::bigint << 63))) =
        (SELECT count(*) FROM pgmate.games) AS start_counts_every_game;
 -- position_count answers from the counts too: the entries' count
@@ -77,9 +90,11 @@ TABLE count_mismatches;
 -- the counts are what the explorer reads: with a game deleted behind the trigger's back,
 -- the counts still hold it and the games do not, until the index and its counts are rebuilt
 SET LOCAL session_replication_role = replica;
-DELETE FROM pgmate.games WHERE white = 'w1';
+DELETE FROM pgmate.games WHERE white IN ('w1', 'w24');
 RESET session_replication_role;
 SELECT mismatches > 0 AS counts_read FROM compared;
+SELECT count(*) FILTER (WHERE g.id IS NULL) AS top_games_read_from_the_counts
+FROM pgmate.explorer_top_games('startpos') t LEFT JOIN pgmate.games g ON g.id = t.game;
 SELECT pgmate.position_index_rebuild() > 0 AS rebuilt;
 SELECT mismatches AS after_the_rebuild FROM compared;
 
@@ -131,6 +146,8 @@ ROLLBACK TO bad;
 SELECT * FROM pgmate.explorer('startpos', '{"max_rating": 1500.5}');
 ROLLBACK TO bad;
 SELECT pgmate.position_counts_refresh(0);
+ROLLBACK TO bad;
+SELECT * FROM pgmate.explorer_top_games('startpos', -1);
 ROLLBACK TO bad;
 \set VERBOSITY default
 
