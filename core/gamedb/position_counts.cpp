@@ -16,10 +16,6 @@ constexpr std::array<std::string_view, kSpeedCodes> kSpeedNames = {"",      "ult
 constexpr char kMagic[4] = {'P', 'C', 'N', '2'};
 constexpr char kMagicWithoutTop[4] = {'P', 'C', 'N', '1'};
 
-// The order of top games: the higher rating first, then the lower number.
-bool better(const TopGame& a, const TopGame& b) {
-  return a.rating != b.rating ? a.rating > b.rating : a.game < b.game;
-}
 
 bool digits(std::string_view s) {
   return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
@@ -50,6 +46,10 @@ std::uint64_t get_varint(const unsigned char*& p, const unsigned char* end) {
 }
 
 }  // namespace
+
+bool ranks_above(const TopGame& a, const TopGame& b) {
+  return a.rating != b.rating ? a.rating > b.rating : a.game < b.game;
+}
 
 std::optional<std::uint8_t> speed_code(std::string_view name) {
   for (std::size_t i = 0; i < kSpeedNames.size(); ++i)
@@ -158,7 +158,7 @@ void PositionCounts::add(std::uint16_t code, const GameFacts& facts, int sign) {
 void PositionCounts::offer(const TopGame& g) {
   if (!top_whole_) return;  // a game better than the best kept may be missing already
   if (std::any_of(top_.begin(), top_.end(), [&](const TopGame& t) { return t.game == g.game; })) return;
-  top_.insert(std::upper_bound(top_.begin(), top_.end(), g, better), g);
+  top_.insert(std::upper_bound(top_.begin(), top_.end(), g, ranks_above), g);
   if (top_.size() > kTopGames) top_.pop_back();
 }
 
@@ -249,7 +249,7 @@ PositionCounts PositionCounts::decode(const void* data, std::size_t size) {
       const std::uint64_t game = get_varint(p, end), rating = get_varint(p, end);
       if (game > UINT32_MAX || rating > 100000) throw std::invalid_argument("position counts: bad top games");
       const TopGame g{std::uint32_t(game), int(rating)};
-      if (!counts.top_.empty() && !better(counts.top_.back(), g))
+      if (!counts.top_.empty() && !ranks_above(counts.top_.back(), g))
         throw std::invalid_argument("position counts: top games out of order");
       counts.top_.push_back(g);
     }

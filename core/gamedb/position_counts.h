@@ -102,6 +102,8 @@ struct TopGame {
 };
 // How many top games a position keeps (lichess's explorer shows four).
 inline constexpr std::size_t kTopGames = 4;
+// The order of top games: the higher rating first, then the lower number.
+bool ranks_above(const TopGame& a, const TopGame& b);
 
 // The counts of one position: for each move (EntryCode::move_bits, 0 for the games that
 // ended there), speed, band and month, the games, their results and their ratings' sum;

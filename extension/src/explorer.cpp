@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <utility>
@@ -180,6 +181,20 @@ const std::string& filtered_games_sql() {
   return sql;
 }
 
+// Every row of an open cursor, a batch at a time (the start position's games are the whole
+// database's); closes it.
+void for_each_cursor_row(Portal cursor, const std::function<void(HeapTuple, TupleDesc)>& f) {
+  for (;;) {
+    pg::check_for_interrupts();
+    pg::pinned_sql([&] { SPI_cursor_fetch(cursor, true, 10000); });
+    const std::uint64_t n = SPI_processed;
+    if (n == 0) break;
+    for (std::uint64_t row = 0; row < n; ++row) f(SPI_tuptable->vals[row], SPI_tuptable->tupdesc);
+    pg_call([] { SPI_freetuptable(SPI_tuptable); });
+  }
+  pg_call([&] { SPI_cursor_close(cursor); });
+}
+
 // The tally of the position's games that pass the filters, read from pgmate.games.
 void tally_games(const chess::Board& b, Datum filters, const Filters& f, gamedb::ExplorerTally& tally) {
   std::vector<std::pair<std::uint32_t, std::uint16_t>> entries;  // game, code: the games that went on
@@ -189,8 +204,6 @@ void tally_games(const chess::Board& b, Datum filters, const Filters& f, gamedb:
   });
   if (entries.empty()) return;
   std::sort(entries.begin(), entries.end());
-  // Read through a cursor, a batch at a time: the start position's games are the whole
-  // database's.
   Portal cursor = pg::pinned_sql([&] {
     Datum* ids = static_cast<Datum*>(palloc(entries.size() * sizeof(Datum)));
     for (std::size_t i = 0; i < entries.size(); ++i) ids[i] = Int64GetDatum(std::int64_t(entries[i].first));
@@ -200,34 +213,24 @@ void tally_games(const chess::Board& b, Datum filters, const Filters& f, gamedb:
     const char nulls[4] = {' ', ' ', f.min_rating ? ' ' : 'n', f.max_rating ? ' ' : 'n'};
     return SPI_cursor_open_with_args(nullptr, filtered_games_sql().c_str(), 4, types, values, nulls, true, 0);
   });
-  for (;;) {
-    pg::check_for_interrupts();
-    pg::pinned_sql([&] { SPI_cursor_fetch(cursor, true, 10000); });
-    const std::uint64_t n = SPI_processed;
-    if (n == 0) break;
-    for (std::uint64_t row = 0; row < n; ++row) {
-      bool id_null = false, rating_null = false;
-      std::int64_t id = 0;
-      int rating = 0;
-      const char* date = nullptr;
-      pg_call([&] {
-        HeapTuple t = SPI_tuptable->vals[row];
-        TupleDesc d = SPI_tuptable->tupdesc;
-        id = DatumGetInt64(SPI_getbinval(t, d, 1, &id_null));
-        const Datum r = SPI_getbinval(t, d, 2, &rating_null);
-        if (!rating_null) rating = DatumGetInt32(r);
-        date = SPI_getvalue(t, d, 3);
-      });
-      const auto month = gamedb::GameMonth::of_date(date ? date : "");
-      if (date) pg_call([&] { pfree(const_cast<char*>(date)); });
-      if ((f.since && !f.since->at_or_before(month)) || (f.until && !f.until->at_or_after(month))) continue;
-      const auto at = std::lower_bound(entries.begin(), entries.end(), std::pair{std::uint32_t(id), std::uint16_t(0)});
-      if (id_null || at == entries.end() || at->first != std::uint32_t(id)) continue;
-      tally.add(at->second, rating_null ? std::nullopt : std::optional<int>(rating), month);
-    }
-    pg_call([] { SPI_freetuptable(SPI_tuptable); });
-  }
-  pg_call([&] { SPI_cursor_close(cursor); });
+  for_each_cursor_row(cursor, [&](HeapTuple t, TupleDesc d) {
+    bool id_null = false, rating_null = false;
+    std::int64_t id = 0;
+    int rating = 0;
+    const char* date = nullptr;
+    pg_call([&] {
+      id = DatumGetInt64(SPI_getbinval(t, d, 1, &id_null));
+      const Datum r = SPI_getbinval(t, d, 2, &rating_null);
+      if (!rating_null) rating = DatumGetInt32(r);
+      date = SPI_getvalue(t, d, 3);
+    });
+    const auto month = gamedb::GameMonth::of_date(date ? date : "");
+    if (date) pg_call([&] { pfree(const_cast<char*>(date)); });
+    if ((f.since && !f.since->at_or_before(month)) || (f.until && !f.until->at_or_after(month))) return;
+    const auto at = std::lower_bound(entries.begin(), entries.end(), std::pair{std::uint32_t(id), std::uint16_t(0)});
+    if (id_null || at == entries.end() || at->first != std::uint32_t(id)) return;
+    tally.add(at->second, rating_null ? std::nullopt : std::optional<int>(rating), month);
+  });
 }
 
 // The tally of the position's games: all of them (no filters), or those that pass the
@@ -345,27 +348,15 @@ std::vector<gamedb::TopGame> top_games_from_games(const chess::Board& b, std::si
     Datum values[1] = {PointerGetDatum(construct_array(ids, int(games.size()), INT8OID, 8, true, TYPALIGN_DOUBLE))};
     return SPI_cursor_open_with_args(nullptr, sql.c_str(), 1, types, values, nullptr, true, 0);
   });
-  const auto better = [](const gamedb::TopGame& a, const gamedb::TopGame& c) {
-    return a.rating != c.rating ? a.rating > c.rating : a.game < c.game;
-  };
-  for (;;) {
-    pg::check_for_interrupts();
-    pg::pinned_sql([&] { SPI_cursor_fetch(cursor, true, 10000); });
-    const std::uint64_t n = SPI_processed;
-    if (n == 0) break;
-    for (std::uint64_t row = 0; row < n; ++row) {
-      const gamedb::TopGame g = pg_call([&] {
-        bool is_null;
-        HeapTuple t = SPI_tuptable->vals[row];
-        return gamedb::TopGame{std::uint32_t(DatumGetInt64(SPI_getbinval(t, SPI_tuptable->tupdesc, 1, &is_null))),
-                               DatumGetInt32(SPI_getbinval(t, SPI_tuptable->tupdesc, 2, &is_null))};
-      });
-      top.insert(std::upper_bound(top.begin(), top.end(), g, better), g);
-      if (top.size() > wanted) top.pop_back();
-    }
-    pg_call([] { SPI_freetuptable(SPI_tuptable); });
-  }
-  pg_call([&] { SPI_cursor_close(cursor); });
+  for_each_cursor_row(cursor, [&](HeapTuple t, TupleDesc d) {
+    const gamedb::TopGame g = pg_call([&] {
+      bool is_null;
+      return gamedb::TopGame{std::uint32_t(DatumGetInt64(SPI_getbinval(t, d, 1, &is_null))),
+                             DatumGetInt32(SPI_getbinval(t, d, 2, &is_null))};
+    });
+    top.insert(std::upper_bound(top.begin(), top.end(), g, gamedb::ranks_above), g);
+    if (top.size() > wanted) top.pop_back();
+  });
   return top;
 }
 
