@@ -760,9 +760,10 @@ SPIPlanPtr kept_plan(SPIPlanPtr& plan, const char* sql, std::initializer_list<Oi
 
 // Calls f(view, first, last, row, desc, staged) for the entries of `key` in every block
 // that has some. Searches read with the statement's snapshot; maintenance (fresh) reads
-// the latest.
+// the latest. With max_per_run, a run's blocks stop once that many of its entries came: a
+// key's entries in a run are in game order, so those are the run's lowest game ids.
 template <class F>
-void for_each_entry_range(std::uint64_t key, bool fresh, F&& f) {
+void for_each_entry_range(std::uint64_t key, bool fresh, F&& f, std::uint64_t max_per_run = UINT64_MAX) {
   static SPIPlanPtr runs_plan = nullptr, floor_plans[2] = {nullptr, nullptr}, blocks_plans[2] = {nullptr, nullptr};
   const Datum sql_k = Int64GetDatum(sql_key(key));
   std::vector<RunRef> runs;
@@ -793,22 +794,41 @@ void for_each_entry_range(std::uint64_t key, bool fresh, F&& f) {
         from_seq = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &is_null);
       }
       SPI_freetuptable(SPI_tuptable);
-      Datum range[4] = {Int64GetDatum(run.id), from_key, from_seq, sql_k};
-      const int rc2 = SPI_execute_plan(
-          kept_plan(blocks_plan, blocks_sql[run.staged ? 1 : 0].c_str(), {INT8OID, INT8OID, INT4OID, INT8OID}), range,
-          nullptr, !fresh, 0);
-      if (rc2 != SPI_OK_SELECT) elog(ERROR, "position index: SPI error %s", SPI_result_code_string(rc2));
     });
-    SPITupleTable* table = SPI_tuptable;
-    const std::uint64_t n = SPI_processed;
-    for (std::uint64_t i = 0; i < n; ++i) {
-      if (i % 64 == 63) pg::check_for_interrupts();
-      const auto [data, size] = spi_bytes(table->vals[i], table->tupdesc, 4);
-      const BlockView v(data, size);
-      const auto [first, last] = v.equal_range(key);
-      if (first < last) f(v, first, last, table->vals[i], table->tupdesc, run.staged);
+    Datum range[4] = {Int64GetDatum(run.id), from_key, from_seq, sql_k};
+    SPIPlanPtr plan = pinned_sql([&] {
+      return kept_plan(blocks_plan, blocks_sql[run.staged ? 1 : 0].c_str(), {INT8OID, INT8OID, INT4OID, INT8OID});
+    });
+    std::uint64_t delivered = 0;
+    const auto deliver = [&] {
+      SPITupleTable* table = SPI_tuptable;
+      const std::uint64_t n = SPI_processed;
+      for (std::uint64_t i = 0; i < n; ++i) {
+        if (i % 64 == 63) pg::check_for_interrupts();
+        const auto [data, size] = spi_bytes(table->vals[i], table->tupdesc, 4);
+        const BlockView v(data, size);
+        const auto [first, last] = v.equal_range(key);
+        if (first < last) f(v, first, last, table->vals[i], table->tupdesc, run.staged);
+        delivered += last - first;
+      }
+      pg_call([&] { SPI_freetuptable(table); });
+      return n;
+    };
+    if (max_per_run == UINT64_MAX) {
+      pinned_sql([&] {
+        const int rc = SPI_execute_plan(plan, range, nullptr, !fresh, 0);
+        if (rc != SPI_OK_SELECT) elog(ERROR, "position index: SPI error %s", SPI_result_code_string(rc));
+      });
+      deliver();
+      continue;
     }
-    pg_call([&] { SPI_freetuptable(table); });
+    // A few blocks at a time, while the run has given fewer than max_per_run entries.
+    Portal cursor = pinned_sql([&] { return SPI_cursor_open(nullptr, plan, range, nullptr, !fresh); });
+    while (delivered < max_per_run) {
+      pinned_sql([&] { SPI_cursor_fetch(cursor, true, 4); });
+      if (deliver() == 0) break;
+    }
+    pg_call([&] { SPI_cursor_close(cursor); });
   }
 }
 
@@ -1284,9 +1304,13 @@ PGMATE_FUNCTION(position_games) {
   }
   std::vector<std::uint32_t> games;
   pg_call([] { SPI_connect(); });
-  for_each_entry_range(b.key, false, [&](const BlockView& v, std::size_t first, std::size_t last, HeapTuple, TupleDesc, bool) {
-    for (std::size_t i = first; i < last; ++i) games.push_back(v.game(i));
-  });
+  // With a limit, each run's lowest ids suffice: a popular position's millions are not read.
+  for_each_entry_range(
+      b.key, false,
+      [&](const BlockView& v, std::size_t first, std::size_t last, HeapTuple, TupleDesc, bool) {
+        for (std::size_t i = first; i < last; ++i) games.push_back(v.game(i));
+      },
+      limit >= 0 ? static_cast<std::uint64_t>(limit) : UINT64_MAX);
   pg_call([] { SPI_finish(); });
   std::sort(games.begin(), games.end());
   if (limit >= 0 && games.size() > static_cast<std::uint64_t>(limit)) games.resize(static_cast<std::size_t>(limit));

@@ -64,6 +64,11 @@ SELECT count(*) AS mismatches FROM index_mismatches;
 SELECT pgmate.position_count('startpos') = (SELECT count(*) FROM pgmate.games WHERE start = 'startpos') AS start_counted_once;
 SELECT pgmate.position_count('8/8/8/8/8/8/8/K1k5 w - - 0 1') AS never_reached;
 SELECT count(*) AS limited FROM pgmate.position_games('startpos', 2);
+-- a limit reads each run's lowest ids only: the same ids as the whole list's first ones
+SELECT count(*) AS limited_mismatches
+FROM (SELECT DISTINCT p.board FROM pgmate.games g, game_positions(g.start, g.moves) p) p, generate_series(0, 3) n
+WHERE ARRAY(SELECT pgmate.position_games(p.board, n)) <>
+      ARRAY(SELECT x FROM pgmate.position_games(p.board) x ORDER BY x LIMIT n);
 SELECT count(*) AS no_position FROM pgmate.position_games(NULL);
 SAVEPOINT bad_limit;
 SELECT pgmate.position_games('startpos', -1);
@@ -114,6 +119,10 @@ BEGIN
 END $$;
 SELECT count(*) < 20 AS merged, max(level) >= 1 AS levels FROM pgmate.position_runs;
 SELECT count(*) AS mismatches FROM index_mismatches;
+SELECT count(*) AS limited_mismatches_over_runs
+FROM (SELECT DISTINCT p.board FROM pgmate.games g, game_positions(g.start, g.moves) p) p, generate_series(0, 3) n
+WHERE ARRAY(SELECT pgmate.position_games(p.board, n)) <>
+      ARRAY(SELECT x FROM pgmate.position_games(p.board) x ORDER BY x LIMIT n);
 SELECT (SELECT sum(entries) FROM pgmate.position_runs) =
        (SELECT count(*) FROM (SELECT DISTINCT g.id, board_key(p.board) FROM pgmate.games g, game_positions(g.start, g.moves) p) d)
        AS one_entry_per_game_and_position;
