@@ -248,9 +248,8 @@ CREATE FUNCTION pgmate.save_position_scores(engine text, limits text, positions 
   #variable_conflict use_column
   DECLARE saved bigint;
   BEGIN
-    IF cardinality(positions) <> ALL (ARRAY[cardinality(score_cp), cardinality(mate), cardinality(win),
-                                            cardinality(draw), cardinality(loss)])
-       OR cardinality(score_cp) <> cardinality(loss) THEN
+    IF cardinality(positions) <> ANY (ARRAY[cardinality(score_cp), cardinality(mate), cardinality(win),
+                                            cardinality(draw), cardinality(loss)]) THEN
       RAISE EXCEPTION 'pgmate.save_position_scores: arrays of % positions, % score_cp, % mate, % win, % draw and % loss',
         cardinality(positions), cardinality(score_cp), cardinality(mate), cardinality(win), cardinality(draw),
         cardinality(loss)

@@ -95,6 +95,7 @@ SELECT pgmate.save_position_evals('x', 'y', '[{"board": "startpos", "cp": 0, "wi
 INSERT INTO pgmate.position_evals (key, position, engine, limits, score_cp, win, draw, loss, wdl_source)
 VALUES (1, 'startpos', 'x', 'y', 0, 0, 1000, 0, 'model');
 SELECT pgmate.save_position_scores('x', 'y', '{startpos}', '{0,1}', '{NULL,NULL}', '{0,0}', '{1000,1000}', '{0,0}');
+SELECT pgmate.save_position_scores('x', 'y', '{startpos,startpos}', '{0,1}', '{NULL}', '{0,0}', '{1000,1000}', '{0,0}');
 SELECT pgmate.save_position_scores('x', 'y', '{startpos}', '{0}', '{NULL}', '{10}', '{1000}', '{0}');
 SELECT pgmate.save_position_scores('x', 'y', '{8/8/8/8/8/8/8/8 w - - 0 1}', '{0}', '{NULL}', '{0}', '{1000}', '{0}');
 CALL pgmate.analyse('SELECT id FROM pgmate.games', '"random"');
